@@ -1,0 +1,38 @@
+//! Command-line interface of the `geni-am` binary: one subcommand group per
+//! area, each in its own module.
+
+pub mod cred;
+pub mod rspec;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// The `geni-am` command line.
+#[derive(Debug, Parser)]
+#[command(name = "geni-am", version, about = "A GENI aggregate manager")]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check and build RSpec documents by hand.
+    #[command(subcommand)]
+    Rspec(rspec::RspecCommand),
+    /// Verify SFA credentials by hand.
+    #[command(subcommand)]
+    Cred(cred::CredCommand),
+}
+
+impl Cli {
+    /// Runs the chosen subcommand and returns the process exit code.
+    pub fn run(self) -> ExitCode {
+        match self.command {
+            Command::Rspec(cmd) => cmd.run(),
+            Command::Cred(cmd) => cmd.run(),
+        }
+    }
+}

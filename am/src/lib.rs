@@ -1,0 +1,6 @@
+//! The geni-am aggregate manager.
+//!
+//! The service itself (config, server, api, core, store, backend, jobs) is
+//! built here; for now the library holds the command-line tools for people.
+
+pub mod cli;

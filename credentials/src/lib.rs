@@ -1,0 +1,13 @@
+//! Identity and authorisation for a GENI aggregate manager.
+//!
+//! This crate decides who the caller is and what the presented credentials
+//! let that caller do; it knows nothing of RSpecs, HTTP or the store:
+//!
+//! * `urn` — GENI URNs (`urn:publicid:IDN+<authority>+<type>+<name>`).
+//! * `cert` — GENI X.509 certificates (URN, UUID, e-mail, authority flag).
+//! * `trust` — trust roots and chain building.
+//! * `sfa` — signed SFA credentials: parsing, in-process XML-DSig
+//!   verification bound to the element that is read, delegation checks.
+//! * `speaksfor` — ABAC speaks-for credentials and `geni_speaking_for`.
+//! * `privilege` — which AM API method needs which privilege.
+//! * `sign` / `devca` — signing credentials and a development CA.

@@ -1,0 +1,1 @@
+//! Lossless XML document tree (placeholder until the tree lands).
