@@ -11,3 +11,5 @@
 //! * `speaksfor` — ABAC speaks-for credentials and `geni_speaking_for`.
 //! * `privilege` — which AM API method needs which privilege.
 //! * `sign` / `devca` — signing credentials and a development CA.
+
+pub mod xmldsig;
