@@ -1,1 +1,0 @@
-//! Lossless XML document tree (placeholder until the tree lands).
