@@ -12,4 +12,6 @@
 //! * `privilege` — which AM API method needs which privilege.
 //! * `sign` / `devca` — signing credentials and a development CA.
 
+pub mod sfa;
+pub mod sign;
 pub mod xmldsig;

@@ -309,6 +309,41 @@ impl<'d> Node<'d> {
         })
     }
 
+    /// The element's namespace declarations and attributes as written
+    /// (qualified name, unescaped value), declarations first.
+    pub fn source_attributes(self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        // SAFETY: the node is alive; its namespace declarations and their
+        // strings belong to the document.
+        unsafe {
+            let mut ns = (*self.ptr).nsDef;
+            while let Some(decl) = ns.as_ref() {
+                let prefix = c_str(decl.prefix.cast());
+                let name = if prefix.is_empty() {
+                    "xmlns".to_owned()
+                } else {
+                    format!("xmlns:{prefix}")
+                };
+                out.push((name, c_str(decl.href.cast()).to_owned()));
+                ns = decl.next;
+            }
+            let mut attr = (*self.ptr).properties;
+            while let Some(a) = attr.as_ref() {
+                let prefix = a.ns.as_ref().map_or("", |ns| c_str(ns.prefix.cast()));
+                let local = c_str(a.name.cast());
+                let name = if prefix.is_empty() {
+                    local.to_owned()
+                } else {
+                    format!("{prefix}:{local}")
+                };
+                let value = take_xml_string(ffi::xmlNodeListGetString(a.doc, a.children, 1));
+                out.push((name, value));
+                attr = a.next;
+            }
+        }
+        out
+    }
+
     /// The IDs this element carries (`xml:id`, and unprefixed `id`, `ID`,
     /// `Id`).
     pub fn ids(self) -> impl Iterator<Item = String> {
