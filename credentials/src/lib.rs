@@ -11,7 +11,17 @@
 //! * `speaksfor` — ABAC speaks-for credentials and `geni_speaking_for`.
 //! * `privilege` — which AM API method needs which privilege.
 //! * `sign` / `devca` — signing credentials and a development CA.
+//! * `refusal` — the GENI outcome every refusal is classified as.
 
+pub mod cert;
+pub mod refusal;
 pub mod sfa;
 pub mod sign;
+pub mod urn;
 pub mod xmldsig;
+
+/// The shared corpus of real GENI data, for tests.
+#[cfg(test)]
+pub(crate) fn corpus() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+}
