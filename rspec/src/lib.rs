@@ -13,4 +13,5 @@
 //! * `manifest` / `advert` — the manifest and advertisement builders.
 
 pub mod tree;
+pub mod validate;
 pub mod xml2;

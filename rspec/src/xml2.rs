@@ -33,6 +33,29 @@ pub enum Xml2Error {
     C14n,
 }
 
+/// The document element as libxml2 read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootElement {
+    /// Resolved namespace URI, if the element is in one.
+    pub namespace: Option<String>,
+    /// Name without prefix.
+    pub local_name: String,
+    /// 1-based line of the start tag.
+    pub line: u32,
+    /// Attributes without a namespace, as (name, value), in document order.
+    pub attributes: Vec<(String, String)>,
+}
+
+impl RootElement {
+    /// The value of the un-prefixed attribute `name`.
+    pub fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// The canonicalization algorithms of the W3C recommendations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum C14nMode {
@@ -53,8 +76,10 @@ pub struct Xml2Doc {
 unsafe impl Send for Xml2Doc {}
 
 /// Options that make libxml2 safe for hostile input: no network access, no
-/// entity substitution (XML_PARSE_NOENT is never set), no DTD loading.
-const SECURE_OPTIONS: c_int = ffi::xmlParserOption_XML_PARSE_NONET as c_int;
+/// entity substitution (XML_PARSE_NOENT is never set), no DTD loading. Line
+/// numbers above 65535 are kept so errors in large documents point right.
+const SECURE_OPTIONS: c_int =
+    (ffi::xmlParserOption_XML_PARSE_NONET | ffi::xmlParserOption_XML_PARSE_BIG_LINES) as c_int;
 
 /// Initialises libxml2's global state once per process.
 pub(crate) fn init() {
@@ -89,7 +114,10 @@ impl Xml2Doc {
                 SECURE_OPTIONS,
             );
             let error = &(*ctxt).lastError;
-            let failure = (ptr.is_null() || (*ctxt).wellFormed == 0).then(|| {
+            // Namespace errors (undeclared prefix, bad xmlns) leave
+            // `wellFormed` set; they make the document unusable all the same.
+            let broken = (*ctxt).wellFormed == 0 || (*ctxt).nsWellFormed == 0;
+            let failure = (ptr.is_null() || broken).then(|| {
                 first
                     .take()
                     .unwrap_or_else(|| not_well_formed(error.line, &c_message(error.message)))
@@ -105,6 +133,52 @@ impl Xml2Doc {
                 return Err(Xml2Error::Doctype);
             }
             Ok(doc)
+        }
+    }
+
+    /// The libxml2 document, for the crate's schema validation; it stays
+    /// owned (and freed) by `self`.
+    pub(crate) fn as_ptr(&self) -> ffi::xmlDocPtr {
+        self.ptr
+    }
+
+    /// The document element: its namespace, local name, line and
+    /// un-prefixed attributes (None for a document without elements).
+    pub fn root_element(&self) -> Option<RootElement> {
+        // SAFETY: the document is alive; the nodes, names and attribute
+        // values read here belong to it (values are copied and released
+        // with libxml2's deallocator).
+        unsafe {
+            let root = ffi::xmlDocGetRootElement(self.ptr);
+            if root.is_null() {
+                return None;
+            }
+            let ns = (*root).ns;
+            let namespace =
+                (!ns.is_null() && !(*ns).href.is_null()).then(|| c_message((*ns).href.cast()));
+            let mut attributes = Vec::new();
+            let mut attr = (*root).properties;
+            while !attr.is_null() {
+                if (*attr).ns.is_null() {
+                    let value = ffi::xmlNodeGetContent(attr.cast());
+                    let text = if value.is_null() {
+                        String::new()
+                    } else {
+                        c_message(value.cast())
+                    };
+                    attributes.push((c_message((*attr).name.cast()), text));
+                    if let (Some(free), false) = (ffi::xmlFree, value.is_null()) {
+                        free(value.cast());
+                    }
+                }
+                attr = (*attr).next;
+            }
+            Some(RootElement {
+                namespace,
+                local_name: c_message((*root).name.cast()),
+                line: u32::try_from(ffi::xmlGetLineNo(root)).unwrap_or(0),
+                attributes,
+            })
         }
     }
 

@@ -1,0 +1,327 @@
+//! RSpec validation: is this document an RSpec of the expected kind, valid
+//! against the project's schemas (`xsd/`), and sound where a schema cannot
+//! tell?
+//!
+//! Steps, each reported as [`Issue`]s naming line and element:
+//! 1. size limit, then a secure libxml2 parse (no DOCTYPE, no entities, no
+//!    network);
+//! 2. identification: namespace of the document element (GENI v3 or
+//!    ProtoGENI v2) and its `type` (advertisement, request, manifest),
+//!    optionally required to be a given kind;
+//! 3. XSD validation with the embedded, precompiled [`SchemaSet`]: unknown
+//!    extension namespaces are accepted unchecked, the extensions the
+//!    project knows (stitching, ssh-user, opstate, jFed proxy) are checked.
+//!
+//! A [`Validator`] is cheap to copy and safe to use from many threads.
+
+mod identify;
+mod schema_set;
+
+pub use schema_set::{SchemaError, SchemaSet};
+
+use crate::xml2::{Xml2Doc, Xml2Error};
+use std::fmt;
+
+/// The RSpec languages the aggregate understands, told apart by namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RspecVersion {
+    /// GENI RSpec v3, `http://www.geni.net/resources/rspec/3`.
+    GeniV3,
+    /// ProtoGENI RSpec v2, `http://www.protogeni.net/resources/rspec/2`.
+    ProtoGeniV2,
+}
+
+impl RspecVersion {
+    /// The namespace of the version's elements.
+    pub fn namespace(self) -> &'static str {
+        match self {
+            Self::GeniV3 => "http://www.geni.net/resources/rspec/3",
+            Self::ProtoGeniV2 => "http://www.protogeni.net/resources/rspec/2",
+        }
+    }
+
+    /// The version whose namespace is `ns`.
+    pub fn from_namespace(ns: &str) -> Option<Self> {
+        [Self::GeniV3, Self::ProtoGeniV2]
+            .into_iter()
+            .find(|v| v.namespace() == ns)
+    }
+}
+
+/// The three kinds of RSpec, from the document element's `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RspecKind {
+    /// What an aggregate offers (ListResources).
+    Advertisement,
+    /// What an experimenter asks for (Allocate, CreateSliver).
+    Request,
+    /// What an aggregate granted (Allocate, Provision, Describe).
+    Manifest,
+}
+
+impl RspecKind {
+    /// The value of the `type` attribute for this kind.
+    pub fn type_attribute(self) -> &'static str {
+        match self {
+            Self::Advertisement => "advertisement",
+            Self::Request => "request",
+            Self::Manifest => "manifest",
+        }
+    }
+
+    /// The kind whose `type` attribute is `value`.
+    pub fn from_type_attribute(value: &str) -> Option<Self> {
+        [Self::Advertisement, Self::Request, Self::Manifest]
+            .into_iter()
+            .find(|k| k.type_attribute() == value.trim())
+    }
+
+    /// "an advertisement", "a request", "a manifest".
+    fn with_article(self) -> &'static str {
+        match self {
+            Self::Advertisement => "an advertisement",
+            Self::Request => "a request",
+            Self::Manifest => "a manifest",
+        }
+    }
+}
+
+/// What a problem is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IssueKind {
+    /// The document is larger than allowed.
+    Limit,
+    /// The bytes are not well-formed XML, or declare a DOCTYPE.
+    Syntax,
+    /// The document element is not in an RSpec namespace.
+    Namespace,
+    /// Not an `<rspec>`, or not of the expected type.
+    DocumentType,
+    /// The document breaks the schema.
+    Schema,
+    /// A rule schemas cannot express (unique ids, references).
+    Semantic,
+}
+
+/// One problem found in a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    /// What the problem is about.
+    pub kind: IssueKind,
+    /// 1-based line (0 when the problem is about the whole document).
+    pub line: u32,
+    /// Local name of the element concerned, if one is.
+    pub element: Option<String>,
+    /// What is wrong, for a person.
+    pub message: String,
+}
+
+impl fmt::Display for Issue {
+    /// `LINE: element: message`, or `LINE: message` without an element.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.element {
+            Some(element) => write!(f, "{}: {element}: {}", self.line, self.message),
+            None => write!(f, "{}: {}", self.line, self.message),
+        }
+    }
+}
+
+/// A document failed validation; holds every problem found, in order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid RSpec: {}", summary(.issues))]
+pub struct Invalid {
+    /// The problems, at least one.
+    pub issues: Vec<Issue>,
+}
+
+fn summary(issues: &[Issue]) -> String {
+    let shown: Vec<String> = issues.iter().take(3).map(|i| format!("line {i}")).collect();
+    let more = issues.len().saturating_sub(shown.len());
+    if more == 0 {
+        shown.join("; ")
+    } else {
+        format!("{}; and {more} more", shown.join("; "))
+    }
+}
+
+impl Invalid {
+    fn one(issue: Issue) -> Self {
+        Self {
+            issues: vec![issue],
+        }
+    }
+}
+
+/// What a valid document turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Validated {
+    /// Its language.
+    pub version: RspecVersion,
+    /// Its kind.
+    pub kind: RspecKind,
+}
+
+/// Largest document accepted by default: 64 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
+
+/// Validates RSpec documents against the shared [`SchemaSet`].
+#[derive(Debug, Clone, Copy)]
+pub struct Validator {
+    schemas: &'static SchemaSet,
+    max_bytes: usize,
+}
+
+impl Validator {
+    /// A validator over the process-wide schema set (compiled on first
+    /// use) accepting documents up to [`DEFAULT_MAX_BYTES`].
+    pub fn new() -> Result<Self, SchemaError> {
+        Ok(Self {
+            schemas: SchemaSet::shared()?,
+            max_bytes: DEFAULT_MAX_BYTES,
+        })
+    }
+
+    /// The same validator with another size limit.
+    pub fn with_max_bytes(self, max_bytes: usize) -> Self {
+        Self { max_bytes, ..self }
+    }
+
+    /// Validates an RSpec of any kind.
+    pub fn validate(&self, bytes: &[u8]) -> Result<Validated, Invalid> {
+        self.run(bytes, None)
+    }
+
+    /// Validates an RSpec that must be of `kind` (e.g. the request of an
+    /// Allocate call).
+    pub fn validate_as(&self, bytes: &[u8], kind: RspecKind) -> Result<Validated, Invalid> {
+        self.run(bytes, Some(kind))
+    }
+
+    /// Schema validation only, against the schema of `version` and `kind`
+    /// whatever the document says it is (as `xmllint --schema` does).
+    pub fn check_schema(
+        &self,
+        bytes: &[u8],
+        version: RspecVersion,
+        kind: RspecKind,
+    ) -> Result<(), Invalid> {
+        let doc = self.parse(bytes)?;
+        let issues = self.schemas.validate(&doc, version, kind);
+        if issues.is_empty() {
+            Ok(())
+        } else {
+            Err(Invalid { issues })
+        }
+    }
+
+    fn run(&self, bytes: &[u8], expected: Option<RspecKind>) -> Result<Validated, Invalid> {
+        let doc = self.parse(bytes)?;
+        let root = doc.root_element().ok_or_else(|| {
+            Invalid::one(syntax_issue(0, "the document has no element".to_owned()))
+        })?;
+        let (version, kind) = identify::identify(&root, expected).map_err(Invalid::one)?;
+        let issues = self.schemas.validate(&doc, version, kind);
+        if issues.is_empty() {
+            Ok(Validated { version, kind })
+        } else {
+            Err(Invalid { issues })
+        }
+    }
+
+    /// Size check, then the secure libxml2 parse.
+    fn parse(&self, bytes: &[u8]) -> Result<Xml2Doc, Invalid> {
+        if bytes.len() > self.max_bytes {
+            return Err(Invalid::one(Issue {
+                kind: IssueKind::Limit,
+                line: 0,
+                element: None,
+                message: format!(
+                    "the document has {} bytes, more than the limit of {}",
+                    bytes.len(),
+                    self.max_bytes
+                ),
+            }));
+        }
+        Xml2Doc::parse(bytes).map_err(|error| {
+            Invalid::one(match error {
+                Xml2Error::NotWellFormed { line, message } => syntax_issue(line, message),
+                Xml2Error::Doctype => syntax_issue(
+                    doctype_line(bytes),
+                    "DOCTYPE declarations are not allowed in RSpecs".to_owned(),
+                ),
+                other => syntax_issue(0, other.to_string()),
+            })
+        })
+    }
+}
+
+fn syntax_issue(line: u32, message: String) -> Issue {
+    Issue {
+        kind: IssueKind::Syntax,
+        line,
+        element: None,
+        message,
+    }
+}
+
+/// The line of the first `<!DOCTYPE`, for the error message.
+fn doctype_line(bytes: &[u8]) -> u32 {
+    let at = bytes
+        .windows(9)
+        .position(|w| w == b"<!DOCTYPE")
+        .unwrap_or(0);
+    let newlines = bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    u32::try_from(newlines + 1).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REQUEST: &str = r#"<?xml version="1.0"?>
+<rspec xmlns="http://www.geni.net/resources/rspec/3" type="request">
+  <node client_id="a"><sliver_type name="default-vm"/></node>
+</rspec>"#;
+
+    #[test]
+    fn a_minimal_request_is_valid() {
+        let found = Validator::new()
+            .unwrap()
+            .validate(REQUEST.as_bytes())
+            .unwrap();
+        assert_eq!(found.kind, RspecKind::Request);
+        assert_eq!(found.version, RspecVersion::GeniV3);
+    }
+
+    #[test]
+    fn oversized_documents_are_refused_before_parsing() {
+        let v = Validator::new().unwrap().with_max_bytes(10);
+        let err = v.validate(REQUEST.as_bytes()).unwrap_err();
+        assert_eq!(err.issues[0].kind, IssueKind::Limit);
+    }
+
+    #[test]
+    fn a_doctype_is_refused_with_its_line() {
+        let doc = "<?xml version=\"1.0\"?>\n<!DOCTYPE rspec [<!ENTITY a \"b\">]>\n<rspec/>";
+        let err = Validator::new()
+            .unwrap()
+            .validate(doc.as_bytes())
+            .unwrap_err();
+        assert_eq!(err.issues[0].kind, IssueKind::Syntax);
+        assert_eq!(err.issues[0].line, 2);
+    }
+
+    #[test]
+    fn schema_errors_name_line_and_element() {
+        let doc = REQUEST.replace("<node client_id=\"a\">", "<node>");
+        let err = Validator::new()
+            .unwrap()
+            .validate(doc.as_bytes())
+            .unwrap_err();
+        let issue = &err.issues[0];
+        assert_eq!(issue.kind, IssueKind::Schema);
+        assert_eq!(issue.line, 3);
+        assert_eq!(issue.element.as_deref(), Some("node"));
+        assert!(issue.message.contains("client_id"), "{issue}");
+    }
+}

@@ -1,0 +1,251 @@
+//! RSpec validation against the real corpus in `../shared/corpus`:
+//!
+//! * verdict agreement: for every RSpec row of `VALIDATION.tsv`, the
+//!   project's schemas give the same valid/invalid verdict as
+//!   `xmllint --nonet --schema` with the official schemas;
+//! * every file of `rspec/bad/` is refused with a precise error;
+//! * the valid corpus documents pass the full validation as what they are.
+
+use rspec::validate::{Invalid, IssueKind, RspecKind, RspecVersion, Validator};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+}
+
+fn read(relative: &str) -> Vec<u8> {
+    let path = corpus().join(relative);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// One row of `VALIDATION.tsv`.
+struct Row {
+    file: String,
+    schema: String,
+    valid: bool,
+    first_error: String,
+}
+
+fn rows() -> Vec<Row> {
+    let text = String::from_utf8(read("VALIDATION.tsv")).unwrap();
+    text.lines()
+        .skip(1)
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            assert!(cols.len() >= 3, "short row: {line}");
+            Row {
+                file: cols[0].to_owned(),
+                schema: cols[1].to_owned(),
+                valid: cols[2] == "yes",
+                first_error: cols.get(3).unwrap_or(&"").trim_matches('"').to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The RSpec language and kind a schema column stands for, or why the row
+/// is none of the project's business.
+fn target(schema: &str) -> Result<(RspecVersion, RspecKind), &'static str> {
+    if schema.starts_with("xsd/credential/") || schema.starts_with("xsd/sfa/") {
+        return Err("credential schema: credentials are the credentials crate's business");
+    }
+    if schema.starts_with("xsd/third-party/") {
+        return Err("FOAM OpenFlow reservation schema: the aggregate offers no OpenFlow");
+    }
+    let version = if schema.starts_with("xsd/2/") {
+        RspecVersion::ProtoGeniV2
+    } else {
+        RspecVersion::GeniV3
+    };
+    let stem = schema.rsplit('/').next().unwrap_or_default();
+    let kind = match stem.trim_end_matches(".xsd").trim_end_matches("-with-ext") {
+        "ad" => RspecKind::Advertisement,
+        "request" => RspecKind::Request,
+        "manifest" => RspecKind::Manifest,
+        other => panic!("unknown schema {other} in VALIDATION.tsv"),
+    };
+    Ok((version, kind))
+}
+
+/// The wrapper schemas are the official ones plus the extension schemas of
+/// `xsd/ext`; like ours, they check the stitching extension. Where a file
+/// has a wrapper row, that row's verdict is the one to agree with: the
+/// plain official schema leaves stitching unchecked, which the project's
+/// schemas (on purpose) do not.
+fn superseded_by_wrapper(row: &Row, all: &[Row]) -> bool {
+    let Some(stem) = row
+        .schema
+        .strip_prefix("xsd/3/")
+        .and_then(|s| s.strip_suffix(".xsd"))
+    else {
+        return false;
+    };
+    let wrapper = format!("validation/wrappers/{stem}-with-ext.xsd");
+    all.iter()
+        .any(|other| other.file == row.file && other.schema == wrapper)
+}
+
+#[test]
+fn verdicts_agree_with_the_official_schemas() {
+    let validator = Validator::new().unwrap();
+    let all = rows();
+    let mut checked = 0;
+    let mut skipped = 0;
+    let mut disagreements = Vec::new();
+    for row in &all {
+        let Ok((version, kind)) = target(&row.schema) else {
+            skipped += 1;
+            continue;
+        };
+        if superseded_by_wrapper(row, &all) {
+            continue;
+        }
+        checked += 1;
+        let ours = validator.check_schema(&read(&row.file), version, kind);
+        if ours.is_ok() != row.valid {
+            disagreements.push(format!(
+                "{} against {}: official {}, ours {}",
+                row.file,
+                row.schema,
+                if row.valid { "valid" } else { &row.first_error },
+                match &ours {
+                    Ok(()) => "valid".to_owned(),
+                    Err(invalid) => invalid.to_string(),
+                }
+            ));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {checked} verdicts disagree:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+    // 479 rows: 41 credential and FOAM rows skipped, 198 plain GENI v3 rows
+    // superseded by their wrapper row, the other 240 checked.
+    assert_eq!(checked, 240, "RSpec rows checked");
+    assert_eq!(skipped, 41, "credential and third-party rows");
+}
+
+#[test]
+fn stitching_is_checked_where_the_plain_schema_would_not() {
+    let bytes = read("rspec/request/geni-tools__stitcherTestFiles_scs-expanded-request-rspec.xml");
+    let invalid = Validator::new()
+        .unwrap()
+        .check_schema(&bytes, RspecVersion::GeniV3, RspecKind::Request)
+        .unwrap_err();
+    let first = &invalid.issues[0];
+    assert_eq!(
+        (first.line, first.element.as_deref()),
+        (100, Some("capabilities"))
+    );
+    assert!(
+        first.message.contains("switchingCapabilityDescriptor"),
+        "{first}"
+    );
+}
+
+/// The line libxml2 gave in the official run (`line N: ...`).
+fn official_line(first_error: &str) -> u32 {
+    first_error
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no line in {first_error:?}"))
+}
+
+fn refuse_as_request(file: &str) -> Invalid {
+    Validator::new()
+        .unwrap()
+        .validate_as(&read(file), RspecKind::Request)
+        .expect_err(file)
+}
+
+#[test]
+fn not_well_formed_files_are_refused_with_the_official_line() {
+    let all = rows();
+    let broken = [
+        "rspec/bad/emulab__example-request-rspec.xml",
+        "rspec/bad/emulab__request.xml",
+        "rspec/bad/fiteagle-sfa__pnode.rspec",
+        "rspec/bad/geni-tools__gib-advert.rspec",
+        "rspec/bad/iof-tools__twist_all.rspec",
+        "rspec/bad/omf_sfa__rspec-test.xml",
+    ];
+    for file in broken {
+        let row = all.iter().find(|r| r.file == file).expect(file);
+        let invalid = refuse_as_request(file);
+        let issue = &invalid.issues[0];
+        assert_eq!(issue.kind, IssueKind::Syntax, "{file}: {issue}");
+        assert_eq!(
+            issue.line,
+            official_line(&row.first_error),
+            "{file}: {issue}"
+        );
+        assert!(!issue.message.is_empty(), "{file}");
+    }
+}
+
+/// Asserts that each file, sent as a request, is refused on its document
+/// element (line 1) with an issue of `kind` whose message says every
+/// `needle`.
+fn assert_refused_on_root(files: &[&str], kind: IssueKind, needles: &[&str]) {
+    for file in files {
+        let issue = &refuse_as_request(file).issues[0];
+        assert_eq!(issue.kind, kind, "{file}: {issue}");
+        assert_eq!(issue.element.as_deref(), Some("rspec"), "{file}: {issue}");
+        for needle in needles {
+            assert!(issue.message.contains(needle), "{file}: {issue}");
+        }
+    }
+}
+
+const EXPECTED_V3: &str = "expected http://www.geni.net/resources/rspec/3";
+
+#[test]
+fn a_wrong_namespace_is_refused_naming_the_expected_one() {
+    assert_refused_on_root(
+        &["rspec/bad/geni-lib3__ps103.xml"],
+        IssueKind::Namespace,
+        &["http://www.geni.net/resource/rspec/3 is not", EXPECTED_V3],
+    );
+}
+
+#[test]
+fn a_missing_namespace_is_refused_naming_the_expected_one() {
+    assert_refused_on_root(
+        &[
+            "rspec/bad/geni-tools__two-nodes.rspec",
+            "rspec/bad/ofelia-ocf__request.xml",
+        ],
+        IssueKind::Namespace,
+        &["in no namespace", EXPECTED_V3],
+    );
+}
+
+#[test]
+fn a_manifest_sent_as_a_request_is_refused_saying_so() {
+    assert_refused_on_root(
+        &[
+            "rspec/bad/geni-tools__bad.xml.sample",
+            "rspec/bad/gram__bad.xml.sample",
+        ],
+        IssueKind::DocumentType,
+        &["this is a manifest RSpec", "a request RSpec"],
+    );
+}
+
+#[test]
+fn every_bad_file_is_covered_above() {
+    let listed: HashSet<String> = std::fs::read_dir(corpus().join("rspec/bad"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        listed.len(),
+        11,
+        "new files in rspec/bad need a test: {listed:?}"
+    );
+}
