@@ -132,6 +132,60 @@ pub(crate) fn unescape_value(raw: &str) -> Cow<'_, str> {
     unescape(raw, true)
 }
 
+/// Escapes `s` with the given replacements for special characters.
+fn escape<'a>(s: &'a str, map: fn(char) -> Option<&'static str>) -> Cow<'a, str> {
+    if !s.chars().any(|c| map(c).is_some()) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match map(c) {
+            Some(rep) => out.push_str(rep),
+            None => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Escapes character data so that it reads back as `s`.
+pub(crate) fn escape_text(s: &str) -> Cow<'_, str> {
+    escape(s, |c| match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '\r' => Some("&#13;"),
+        _ => None,
+    })
+}
+
+/// Escapes an attribute value written between `quote`s so that it reads back
+/// as `s` (whitespace other than spaces survives as character references).
+pub(crate) fn escape_value(s: &str, quote: u8) -> Cow<'_, str> {
+    if quote == b'\'' {
+        escape(s, |c| match c {
+            '\'' => Some("&apos;"),
+            other => value_char(other),
+        })
+    } else {
+        escape(s, |c| match c {
+            '"' => Some("&quot;"),
+            other => value_char(other),
+        })
+    }
+}
+
+/// Replacement of a character in any attribute value.
+fn value_char(c: char) -> Option<&'static str> {
+    match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '\t' => Some("&#9;"),
+        '\n' => Some("&#10;"),
+        '\r' => Some("&#13;"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +217,17 @@ mod tests {
             Err(RefError::Malformed(0, _))
         ));
         assert!(matches!(check_value("a<b"), Err(RefError::Malformed(1, _))));
+    }
+
+    #[test]
+    fn escaped_values_read_back_unchanged() {
+        let s = "a&b<c>\"d'\te\nf\rg";
+        for quote in [b'"', b'\''] {
+            let escaped = escape_value(s, quote);
+            check_value(&escaped).unwrap();
+            assert!(!escaped.contains(quote as char));
+            assert_eq!(unescape_value(&escaped), s);
+        }
+        assert_eq!(unescape_text(&escape_text(s)), s);
     }
 }

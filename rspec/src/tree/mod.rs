@@ -12,9 +12,11 @@
 //! Nodes store ranges into one owned copy of the input; only edited or created
 //! values allocate.
 
+mod edit;
 mod error;
 mod escape;
 mod model;
+mod namespaces;
 mod navigate;
 mod parse;
 mod scan;

@@ -164,6 +164,11 @@ impl Document {
         &self.nodes[n.0 as usize]
     }
 
+    /// The node behind an id, for editing.
+    pub(crate) fn node_mut(&mut self, n: NodeId) -> &mut Node {
+        &mut self.nodes[n.0 as usize]
+    }
+
     /// The start-tag items of element `n`.
     pub(crate) fn items_of(&self, n: NodeId) -> &[Item] {
         let node = self.node(n);

@@ -1,6 +1,6 @@
 //! Unit tests of parsing, navigation and serialization.
 
-use super::*;
+use super::super::*;
 
 const GENI: &str = "http://www.geni.net/resources/rspec/3";
 const EMULAB: &str = "http://www.protogeni.net/resources/rspec/ext/emulab/1";

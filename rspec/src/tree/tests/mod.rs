@@ -1,0 +1,4 @@
+//! Unit tests of the document tree.
+
+mod edit;
+mod parse;
