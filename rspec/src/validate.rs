@@ -10,15 +10,21 @@
 //!    optionally required to be a given kind;
 //! 3. XSD validation with the embedded, precompiled [`SchemaSet`]: unknown
 //!    extension namespaces are accepted unchecked, the extensions the
-//!    project knows (stitching, ssh-user, opstate, jFed proxy) are checked.
+//!    project knows (stitching, ssh-user, opstate, jFed proxy) are checked;
+//! 4. for requests, the rules of [`semantic`](self) the schemas cannot
+//!    express (unique `client_id`s, link endpoints that exist, one
+//!    `sliver_type` per node), on the lossless [`tree`](crate::tree) parsed
+//!    with its [`Limits`].
 //!
 //! A [`Validator`] is cheap to copy and safe to use from many threads.
 
 mod identify;
 mod schema_set;
+mod semantic;
 
 pub use schema_set::{SchemaError, SchemaSet};
 
+use crate::tree::{Document, Limits, ParseError};
 use crate::xml2::{Xml2Doc, Xml2Error};
 use std::fmt;
 
@@ -161,29 +167,26 @@ pub struct Validated {
     pub kind: RspecKind,
 }
 
-/// Largest document accepted by default: 64 MiB.
-pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
-
 /// Validates RSpec documents against the shared [`SchemaSet`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Validator {
     schemas: &'static SchemaSet,
-    max_bytes: usize,
+    limits: Limits,
 }
 
 impl Validator {
     /// A validator over the process-wide schema set (compiled on first
-    /// use) accepting documents up to [`DEFAULT_MAX_BYTES`].
+    /// use) with the default [`Limits`].
     pub fn new() -> Result<Self, SchemaError> {
         Ok(Self {
             schemas: SchemaSet::shared()?,
-            max_bytes: DEFAULT_MAX_BYTES,
+            limits: Limits::default(),
         })
     }
 
-    /// The same validator with another size limit.
-    pub fn with_max_bytes(self, max_bytes: usize) -> Self {
-        Self { max_bytes, ..self }
+    /// The same validator with other limits.
+    pub fn with_limits(self, limits: Limits) -> Self {
+        Self { limits, ..self }
     }
 
     /// Validates an RSpec of any kind.
@@ -220,7 +223,13 @@ impl Validator {
             Invalid::one(syntax_issue(0, "the document has no element".to_owned()))
         })?;
         let (version, kind) = identify::identify(&root, expected).map_err(Invalid::one)?;
-        let issues = self.schemas.validate(&doc, version, kind);
+        let mut issues = self.schemas.validate(&doc, version, kind);
+        if kind == RspecKind::Request {
+            match Document::parse_with_limits(bytes, &self.limits) {
+                Ok(tree) => issues.extend(semantic::check_request(&tree, version.namespace())),
+                Err(error) => issues.push(tree_issue(&error)),
+            }
+        }
         if issues.is_empty() {
             Ok(Validated { version, kind })
         } else {
@@ -230,7 +239,8 @@ impl Validator {
 
     /// Size check, then the secure libxml2 parse.
     fn parse(&self, bytes: &[u8]) -> Result<Xml2Doc, Invalid> {
-        if bytes.len() > self.max_bytes {
+        let max_bytes = self.limits.max_bytes;
+        if bytes.len() > max_bytes {
             return Err(Invalid::one(Issue {
                 kind: IssueKind::Limit,
                 line: 0,
@@ -238,7 +248,7 @@ impl Validator {
                 message: format!(
                     "the document has {} bytes, more than the limit of {}",
                     bytes.len(),
-                    self.max_bytes
+                    max_bytes
                 ),
             }));
         }
@@ -259,6 +269,27 @@ fn syntax_issue(line: u32, message: String) -> Issue {
     Issue {
         kind: IssueKind::Syntax,
         line,
+        element: None,
+        message,
+    }
+}
+
+/// A document libxml2 accepted but the tree refused: a limit, or input the
+/// tree is stricter about (e.g. a non-UTF-8 encoding).
+fn tree_issue(error: &ParseError) -> Issue {
+    let kind = match error {
+        ParseError::TooLarge { .. } | ParseError::LimitExceeded { .. } => IssueKind::Limit,
+        _ => IssueKind::Syntax,
+    };
+    let text = error.to_string();
+    // The line is reported on its own; keep only what follows "line N[, column C]: ".
+    let message = match text.split_once(": ") {
+        Some((position, rest)) if position.starts_with("line ") => rest.to_owned(),
+        _ => text,
+    };
+    Issue {
+        kind,
+        line: error.line(),
         element: None,
         message,
     }
@@ -293,32 +324,51 @@ mod tests {
         assert_eq!(found.version, RspecVersion::GeniV3);
     }
 
+    /// The issues of a document that must be refused under `limits`.
+    fn refuse(doc: &str, limits: Limits) -> Vec<Issue> {
+        let validator = Validator::new().unwrap().with_limits(limits);
+        validator.validate(doc.as_bytes()).unwrap_err().issues
+    }
+
     #[test]
     fn oversized_documents_are_refused_before_parsing() {
-        let v = Validator::new().unwrap().with_max_bytes(10);
-        let err = v.validate(REQUEST.as_bytes()).unwrap_err();
-        assert_eq!(err.issues[0].kind, IssueKind::Limit);
+        let limits = Limits {
+            max_bytes: 10,
+            ..Limits::default()
+        };
+        assert_eq!(refuse(REQUEST, limits)[0].kind, IssueKind::Limit);
     }
 
     #[test]
     fn a_doctype_is_refused_with_its_line() {
         let doc = "<?xml version=\"1.0\"?>\n<!DOCTYPE rspec [<!ENTITY a \"b\">]>\n<rspec/>";
-        let err = Validator::new()
-            .unwrap()
-            .validate(doc.as_bytes())
-            .unwrap_err();
-        assert_eq!(err.issues[0].kind, IssueKind::Syntax);
-        assert_eq!(err.issues[0].line, 2);
+        let issues = refuse(doc, Limits::default());
+        assert_eq!((issues[0].kind, issues[0].line), (IssueKind::Syntax, 2));
+    }
+
+    #[test]
+    fn tree_limits_apply_to_requests() {
+        let limits = Limits {
+            max_depth: 2,
+            ..Limits::default()
+        };
+        let issues = refuse(REQUEST, limits);
+        assert_eq!((issues[0].kind, issues[0].line), (IssueKind::Limit, 3));
+    }
+
+    #[test]
+    fn semantic_problems_follow_schema_problems() {
+        let doc = REQUEST.replace("<sliver_type name=\"default-vm\"/>", "");
+        let issues = refuse(&doc, Limits::default());
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].kind, IssueKind::Semantic);
+        assert!(issues[0].message.contains("no sliver_type"));
     }
 
     #[test]
     fn schema_errors_name_line_and_element() {
         let doc = REQUEST.replace("<node client_id=\"a\">", "<node>");
-        let err = Validator::new()
-            .unwrap()
-            .validate(doc.as_bytes())
-            .unwrap_err();
-        let issue = &err.issues[0];
+        let issue = &refuse(&doc, Limits::default())[0];
         assert_eq!(issue.kind, IssueKind::Schema);
         assert_eq!(issue.line, 3);
         assert_eq!(issue.element.as_deref(), Some("node"));

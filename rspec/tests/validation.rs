@@ -129,6 +129,74 @@ fn verdicts_agree_with_the_official_schemas() {
     assert_eq!(skipped, 41, "credential and third-party rows");
 }
 
+/// Requests that the official schema accepts but that break the rules a
+/// schema cannot express, and what they break.
+const UNSOUND_REQUESTS: [(&str, &str); 11] = [
+    (
+        "felix__request.ro.xml",
+        "which no node of this request declares",
+    ),
+    ("felix__request_rspec_example-1.xml", "has no sliver_type"),
+    ("felix__request_rspec_example.xml", "has no sliver_type"),
+    ("felix__request_serm.xml", "has no sliver_type"),
+    (
+        "felix__serm_request_rspec_example.xml",
+        "has no sliver_type",
+    ),
+    (
+        "felix__tnrm_request_rspec_example.xml",
+        "has no sliver_type",
+    ),
+    ("geni-tools__amapi2-request.xml", "has no sliver_type"),
+    ("gram__controller-2-node-1-link.rspec", "has no sliver_type"),
+    (
+        "gram__controller-4-node-diamond.rspec",
+        "has no sliver_type",
+    ),
+    ("omf_sfa__request.xml", "has no sliver_type"),
+    ("omf_sfa__request2.xml", "has no sliver_type"),
+];
+
+#[test]
+fn schema_valid_corpus_rspecs_pass_full_validation_unless_unsound() {
+    let validator = Validator::new().unwrap();
+    let mut files: Vec<&str> = Vec::new();
+    let all = rows();
+    let authoritative = all
+        .iter()
+        .filter(|row| target(&row.schema).is_ok() && !superseded_by_wrapper(row, &all));
+    for row in authoritative.filter(|row| row.valid) {
+        if !files.contains(&row.file.as_str()) {
+            files.push(&row.file);
+        }
+    }
+    let mut unsound_seen = 0;
+    for file in &files {
+        let result = validator.validate(&read(file));
+        let name = file.rsplit('/').next().unwrap_or_default();
+        match UNSOUND_REQUESTS
+            .iter()
+            .find(|(unsound, _)| *unsound == name)
+        {
+            None => assert!(result.is_ok(), "{file}: {}", result.unwrap_err()),
+            Some((_, reason)) => {
+                unsound_seen += 1;
+                let invalid = result.expect_err(file);
+                assert!(
+                    invalid.issues.iter().all(|i| i.kind == IssueKind::Semantic),
+                    "{file}: {invalid}"
+                );
+                assert!(
+                    invalid.issues[0].message.contains(reason),
+                    "{file}: {invalid}"
+                );
+            }
+        }
+    }
+    assert_eq!(unsound_seen, UNSOUND_REQUESTS.len());
+    assert!(files.len() > 180, "only {} files", files.len());
+}
+
 #[test]
 fn stitching_is_checked_where_the_plain_schema_would_not() {
     let bytes = read("rspec/request/geni-tools__stitcherTestFiles_scs-expanded-request-rspec.xml");
