@@ -1,15 +1,23 @@
-//! `geni-am rspec …`: validate RSpec files and preview manifests.
+//! `geni-am rspec …`: validate RSpec files and preview manifests. Each
+//! subcommand lives in its own module below.
+
+mod validate;
 
 use clap::Subcommand;
 use std::process::ExitCode;
 
 /// RSpec tools for operators and client authors.
 #[derive(Debug, Subcommand)]
-pub enum RspecCommand {}
+pub enum RspecCommand {
+    /// Check RSpec files against the aggregate's schemas and request rules.
+    Validate(validate::ValidateArgs),
+}
 
 impl RspecCommand {
     /// Runs the subcommand.
     pub fn run(self) -> ExitCode {
-        match self {}
+        match self {
+            Self::Validate(args) => validate::run(&args),
+        }
     }
 }
