@@ -1,7 +1,7 @@
 //! End to end: `geni-am rspec validate` on real corpus files, run as the
 //! built binary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn corpus(relative: &str) -> PathBuf {
@@ -10,7 +10,7 @@ fn corpus(relative: &str) -> PathBuf {
         .join(relative)
 }
 
-fn validate(args: &[&str], files: &[PathBuf]) -> Output {
+fn validate(args: &[&str], files: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_geni-am"))
         .args(["rspec", "validate"])
         .args(args)
@@ -26,7 +26,7 @@ fn stdout(output: &Output) -> String {
 #[test]
 fn a_valid_request_prints_valid_and_exits_0() {
     let file = corpus("rspec/request/emulab__utahcloud-utahms.rspec");
-    let output = validate(&["--as", "request"], &[file.clone()]);
+    let output = validate(&["--as", "request"], &[&file]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(stdout(&output), format!("{}: valid\n", file.display()));
 }
@@ -34,7 +34,7 @@ fn a_valid_request_prints_valid_and_exits_0() {
 #[test]
 fn a_manifest_sent_as_request_prints_file_line_element_message_and_exits_1() {
     let file = corpus("rspec/bad/geni-tools__bad.xml.sample");
-    let output = validate(&["--as", "request"], &[file.clone()]);
+    let output = validate(&["--as", "request"], &[&file]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let text = stdout(&output);
     let expected = format!("{}:9: rspec: this is a manifest RSpec", file.display());
@@ -44,7 +44,7 @@ fn a_manifest_sent_as_request_prints_file_line_element_message_and_exits_1() {
 #[test]
 fn a_not_well_formed_file_reports_its_line() {
     let file = corpus("rspec/bad/iof-tools__twist_all.rspec");
-    let output = validate(&[], &[file.clone()]);
+    let output = validate(&[], &[&file]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     assert!(
         stdout(&output).starts_with(&format!("{}:2: ", file.display())),
@@ -57,7 +57,7 @@ fn a_not_well_formed_file_reports_its_line() {
 fn every_file_is_reported_and_an_unreadable_one_exits_2() {
     let good = corpus("rspec/advertisement/felix__adv-rspec.xml");
     let missing = corpus("rspec/request/no-such-file.xml");
-    let output = validate(&[], &[missing.clone(), good.clone()]);
+    let output = validate(&[], &[&missing, &good]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert_eq!(stdout(&output), format!("{}: valid\n", good.display()));
     let errors = String::from_utf8_lossy(&output.stderr);
