@@ -317,3 +317,151 @@ fn every_bad_file_is_covered_above() {
         "new files in rspec/bad need a test: {listed:?}"
     );
 }
+
+/// A GENI v3 manifest with one node whose `<services>` hold `services`.
+fn manifest_with_services(services: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<rspec xmlns="http://www.geni.net/resources/rspec/3" type="manifest"
+       xmlns:ssh-user="http://www.geni.net/resources/rspec/ext/user/1"
+       xmlns:proxy="http://jfed.iminds.be/proxy/1.0"
+       xmlns:x="urn:example:unknown-extension">
+  <node client_id="n1" sliver_id="urn:publicid:IDN+example.org+sliver+1" x:layout="12,34">
+    <sliver_type name="default-vm"/>
+    <services>
+{services}
+    </services>
+  </node>
+</rspec>"#
+    )
+}
+
+fn manifest_issues(services: &str) -> Vec<String> {
+    let doc = manifest_with_services(services);
+    match Validator::new()
+        .unwrap()
+        .validate_as(doc.as_bytes(), RspecKind::Manifest)
+    {
+        Ok(_) => Vec::new(),
+        Err(invalid) => invalid.issues.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// Asserts that the manifest with `services` has exactly one problem,
+/// described by `needle`.
+fn assert_one_issue(services: &str, needle: &str) {
+    let issues = manifest_issues(services);
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert!(issues[0].contains(needle), "{issues:?}");
+}
+
+const LOGIN: &str =
+    r#"<login authentication="ssh-keys" hostname="node1.example.org" port="22" username="alice"/>"#;
+
+#[test]
+fn the_ssh_user_extension_is_accepted_as_specified() {
+    let services = format!(
+        r#"{LOGIN}
+<ssh-user:services_user login="alice" user_urn="urn:publicid:IDN+example.org+user+alice">
+  <ssh-user:public_key>ssh-rsa AAAAB3Nza alice@example.org</ssh-user:public_key>
+  <ssh-user:public_key>ssh-ed25519 AAAAC3Nza alice@laptop</ssh-user:public_key>
+</ssh-user:services_user>"#
+    );
+    assert_eq!(manifest_issues(&services), Vec::<String>::new());
+}
+
+#[test]
+fn the_ssh_user_extension_is_checked() {
+    let services = r#"<ssh-user:services_user user_urn="urn:publicid:IDN+example.org+user+alice">
+<ssh-user:key>ssh-rsa AAAA</ssh-user:key></ssh-user:services_user>"#;
+    let issues = manifest_issues(services);
+    assert_eq!(issues.len(), 2, "{issues:?}");
+    assert!(
+        issues[0].contains("services_user: The attribute 'login' is required"),
+        "{issues:?}"
+    );
+    assert!(
+        issues[1].contains("key: This element is not expected"),
+        "{issues:?}"
+    );
+}
+
+#[test]
+fn the_proxy_extension_is_accepted_and_checked() {
+    let good = format!(
+        r#"<proxy:proxy proxy="proxy@gw.example.org:22" for="alice@node1.example.org:22"/>
+<login authentication="ssh-keys" hostname="gw.example.org" port="22" username="proxy"/>
+{LOGIN}"#
+    );
+    assert_eq!(manifest_issues(&good), Vec::<String>::new());
+    assert_one_issue(
+        r#"<proxy:proxy proxy="proxy@gw.example.org:22"/>"#,
+        "proxy: The attribute 'for' is required",
+    );
+}
+
+#[test]
+fn unknown_extensions_pass_but_unknown_rspec_elements_do_not() {
+    let unknown = r#"<x:anything x:at="1"><x:deeper/></x:anything>"#;
+    assert_eq!(manifest_issues(unknown), Vec::<String>::new());
+    assert_one_issue("<gizmo/>", "gizmo: This element is not expected");
+}
+
+#[test]
+fn the_opstate_extension_is_checked() {
+    let ad = |state: &str| {
+        format!(
+            r#"<rspec xmlns="http://www.geni.net/resources/rspec/3" type="advertisement"
+       xmlns:opstate="http://www.geni.net/resources/rspec/ext/opstate/1">
+<opstate:rspec_opstate aggregate_manager_id="urn:publicid:IDN+example.org+authority+am" start="geni_notready">
+  <opstate:sliver_type name="default-vm"/>
+  {state}
+</opstate:rspec_opstate>
+</rspec>"#
+        )
+    };
+    let validator = Validator::new().unwrap();
+    let good = ad(r#"<opstate:state name="geni_notready">
+    <opstate:action name="geni_start" next="geni_configuring"><opstate:description>Boot</opstate:description></opstate:action>
+    <opstate:description>Not running.</opstate:description>
+  </opstate:state>
+  <opstate:state name="geni_configuring">
+    <opstate:wait type="geni_success" next="geni_ready"/>
+  </opstate:state>"#);
+    assert_eq!(
+        validator.validate(good.as_bytes()).map(|v| v.kind),
+        Ok(RspecKind::Advertisement)
+    );
+    let bad = ad(
+        r#"<opstate:state name="geni ready"><opstate:action name="geni_stop"/></opstate:state>"#,
+    );
+    let invalid = validator.validate(bad.as_bytes()).unwrap_err();
+    let text = invalid.to_string();
+    assert_eq!(invalid.issues.len(), 2, "{text}");
+    assert!(
+        text.contains("'geni ready' is not accepted by the pattern"),
+        "{text}"
+    );
+    assert!(text.contains("The attribute 'next' is required"), "{text}");
+}
+
+#[test]
+fn concurrent_validations_agree_with_sequential_ones() {
+    let files: Vec<String> = rows()
+        .into_iter()
+        .filter(|row| target(&row.schema).is_ok())
+        .map(|row| row.file)
+        .take(60)
+        .collect();
+    let validator = Validator::new().unwrap();
+    let verdict = |file: &String| validator.validate(&read(file)).map_err(|e| e.issues);
+    let sequential: Vec<_> = files.iter().map(verdict).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| files.iter().map(verdict).collect::<Vec<_>>()))
+            .collect();
+        for worker in workers {
+            assert!(worker.join().unwrap() == sequential);
+        }
+    });
+}

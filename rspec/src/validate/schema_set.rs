@@ -381,6 +381,45 @@ mod tests {
         assert_eq!(set.compiled.len(), ALL.len());
     }
 
+    /// Every `.xsd` under `dir`, relative to `base`.
+    fn xsd_files(base: &std::path::Path, dir: &std::path::Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                xsd_files(base, &path, found);
+            } else if path.extension().is_some_and(|e| e == "xsd") {
+                let relative = path.strip_prefix(base).unwrap();
+                found.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+
+    #[test]
+    fn every_schema_file_in_xsd_is_embedded() {
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../xsd");
+        let mut on_disk = Vec::new();
+        xsd_files(&base, &base, &mut on_disk);
+        on_disk.sort();
+        let mut embedded: Vec<String> = FILES.iter().map(|(name, _)| name.to_string()).collect();
+        embedded.sort();
+        assert_eq!(on_disk, embedded);
+    }
+
+    #[test]
+    fn the_catalog_points_at_existing_folders() {
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../xsd");
+        let catalog = std::fs::read_to_string(base.join("catalog.xml")).unwrap();
+        let prefixes: Vec<&str> = catalog
+            .split("rewritePrefix=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert_eq!(prefixes.len(), 12);
+        for prefix in prefixes {
+            assert!(base.join(prefix).is_dir(), "{prefix}");
+        }
+    }
+
     #[test]
     fn the_loader_serves_only_embedded_files() {
         assert!(embedded_file("geni-am-xsd:/3/request.xsd").is_some());
