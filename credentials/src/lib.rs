@@ -14,9 +14,11 @@
 //! * `refusal` — the GENI outcome every refusal is classified as.
 
 pub mod cert;
+pub mod devca;
 pub mod refusal;
 pub mod sfa;
 pub mod sign;
+pub mod trust;
 pub mod urn;
 pub mod xmldsig;
 

@@ -17,6 +17,7 @@ use foreign_types::ForeignTypeRef;
 use openssl::asn1::{Asn1Time, Asn1TimeRef};
 use openssl::hash::MessageDigest;
 use openssl::x509::{X509, X509NameRef, X509Ref};
+use std::net::IpAddr;
 use uuid::Uuid;
 
 /// Largest PEM or DER input accepted, in bytes.
@@ -110,6 +111,7 @@ pub struct GeniCert {
     emails: Vec<String>,
     uris: Vec<String>,
     dns_names: Vec<String>,
+    ip_addresses: Vec<IpAddr>,
     is_ca: bool,
     not_before: DateTime<Utc>,
     not_after: DateTime<Utc>,
@@ -156,6 +158,7 @@ impl GeniCert {
             emails: Vec::new(),
             uris: Vec::new(),
             dns_names: Vec::new(),
+            ip_addresses: Vec::new(),
             not_before,
             not_after,
             algorithms,
@@ -187,6 +190,8 @@ impl GeniCert {
                 self.emails.push(email.to_owned());
             } else if let Some(dns) = name.dnsname() {
                 self.dns_names.push(dns.to_owned());
+            } else if let Some(ip) = name.ipaddress().and_then(ip_from_bytes) {
+                self.ip_addresses.push(ip);
             }
         }
     }
@@ -255,6 +260,11 @@ impl GeniCert {
     /// Every `dNSName` in the subjectAltName.
     pub fn dns_names(&self) -> &[String] {
         &self.dns_names
+    }
+
+    /// Every `iPAddress` in the subjectAltName.
+    pub fn ip_addresses(&self) -> &[IpAddr] {
+        &self.ip_addresses
     }
 
     /// Whether basicConstraints says `CA:TRUE`.
@@ -367,6 +377,15 @@ fn der_at(der: &[u8], index: usize) -> Result<GeniCert, CertError> {
         reason: e.to_string(),
     })?;
     GeniCert::from_x509(x509)
+}
+
+/// An IPv4 or IPv6 address from its 4 or 16 network-order bytes.
+fn ip_from_bytes(bytes: &[u8]) -> Option<IpAddr> {
+    match bytes.len() {
+        4 => <[u8; 4]>::try_from(bytes).ok().map(IpAddr::from),
+        16 => <[u8; 16]>::try_from(bytes).ok().map(IpAddr::from),
+        _ => None,
+    }
 }
 
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {

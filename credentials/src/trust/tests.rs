@@ -1,0 +1,63 @@
+//! Unit tests of chain verification against the gcf test CA of the corpus.
+
+use super::*;
+use crate::cert::parse_chain;
+use crate::refusal::RefusalKind;
+use chrono::TimeZone;
+
+fn gcf(file: &str) -> Vec<GeniCert> {
+    let path = crate::corpus().join("creds/certs/gcf-test-ca").join(file);
+    parse_chain(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn gcf_roots() -> TrustStore {
+    let mut store = TrustStore::new();
+    store.add_root(gcf("ch-cert.pem").remove(0));
+    store
+}
+
+fn year(y: i32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, 1, 1, 0, 0, 0).unwrap()
+}
+
+#[test]
+fn md5_chain_verifies_to_a_root_without_ca_flag() {
+    let alice = gcf("alice-cert.pem");
+    let verified = gcf_roots().verify(&alice[0], &[], year(2014)).unwrap();
+    assert_eq!(verified.certificates().len(), 2);
+    assert_eq!(
+        verified.leaf_urn().unwrap().as_str(),
+        "urn:publicid:IDN+geni:gpo:portal+user+alice"
+    );
+    assert_eq!(
+        verified.issuer_urns()[0].as_str(),
+        "urn:publicid:IDN+geni:gpo:portal+authority+sa"
+    );
+    assert!(verified.root().same_cert(&gcf("ch-cert.pem")[0]));
+}
+
+#[test]
+fn expiry_names_the_certificate() {
+    let alice = gcf("alice-cert.pem");
+    let err = gcf_roots().verify_chain(&alice, year(2020)).unwrap_err();
+    assert!(matches!(err, TrustError::Expired { .. }), "{err}");
+    assert_eq!(err.kind(), RefusalKind::CredentialExpired);
+    assert!(err.to_string().contains("expired at 2016-05-18"), "{err}");
+}
+
+#[test]
+fn not_yet_valid_before_issue() {
+    let alice = gcf("alice-cert.pem");
+    let err = gcf_roots().verify_chain(&alice, year(2010)).unwrap_err();
+    assert!(matches!(err, TrustError::NotYetValid { .. }), "{err}");
+}
+
+#[test]
+fn empty_store_trusts_nothing() {
+    let alice = gcf("alice-cert.pem");
+    let err = TrustStore::new()
+        .verify_chain(&alice, year(2014))
+        .unwrap_err();
+    assert!(matches!(err, TrustError::UntrustedRoot { .. }), "{err}");
+    assert_eq!(err.kind(), RefusalKind::CredentialSignerUntrusted);
+}
