@@ -15,6 +15,7 @@
 
 pub mod cert;
 pub mod devca;
+pub mod privilege;
 pub mod refusal;
 pub mod sfa;
 pub mod sign;
