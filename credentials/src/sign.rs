@@ -6,6 +6,8 @@
 //! in `X509Data`. The documents verify with `xmlsec1 --verify` as well as in
 //! process.
 
+use crate::cert::{GeniCert, chain_to_pem};
+use crate::sfa::Privilege;
 use crate::sfa::time::format_expiry;
 use crate::xmldsig::{
     C14nMethod, DigestMethod, Document, DsigError, SignatureMethod, XmlError, algorithm::ENVELOPED,
@@ -37,6 +39,9 @@ pub enum SignError {
     /// A signature element could not be processed.
     #[error(transparent)]
     Signature(#[from] DsigError),
+    /// The owner or target certificate chain is empty or has no URN.
+    #[error("{0} certificate: no certificate with a GENI URN given")]
+    Identity(&'static str),
     /// OpenSSL refused to sign or encode.
     #[error("signing failed: {0}")]
     Crypto(#[from] openssl::error::ErrorStack),
@@ -51,39 +56,17 @@ pub struct SigningKey {
     pub chain: Vec<X509>,
 }
 
-/// One privilege to grant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
-    /// Privilege name (`*`, `refresh`, `embed`, `bind`, `control`, `info`…).
-    pub name: String,
-    /// Whether the owner may delegate it.
-    pub can_delegate: bool,
-}
-
-impl Grant {
-    /// A grant of `name`.
-    pub fn new(name: &str, can_delegate: bool) -> Self {
-        Self {
-            name: name.to_owned(),
-            can_delegate,
-        }
-    }
-}
-
-/// What a new credential says.
+/// What a new credential says. The owner and target URNs are taken from
+/// their certificates.
 pub struct CredentialSpec<'a> {
     /// The owner's certificate chain (leaf first).
-    pub owner: &'a [X509],
-    /// The owner's URN (`owner_urn`).
-    pub owner_urn: &'a str,
+    pub owner: &'a [GeniCert],
     /// The target's certificate chain (leaf first).
-    pub target: &'a [X509],
-    /// The target's URN (`target_urn`).
-    pub target_urn: &'a str,
+    pub target: &'a [GeniCert],
     /// When the credential expires.
     pub expires: DateTime<Utc>,
     /// What it grants.
-    pub privileges: &'a [Grant],
+    pub privileges: &'a [Privilege],
 }
 
 /// Which algorithms a signature uses (default: the gcf profile, inclusive
@@ -186,7 +169,7 @@ impl Parts {
         signer: &SigningKey,
         algorithms: Algorithms,
     ) -> Result<String, SignError> {
-        let credential = self.credential(spec);
+        let credential = self.credential(spec)?;
         let render = |digest: &str, value: &str| {
             let signature = signature_element(&self.id, algorithms, digest, value, &signer.chain);
             format!(
@@ -211,7 +194,14 @@ impl Parts {
         Ok(render(&digest, &value))
     }
 
-    fn credential(&self, spec: &CredentialSpec<'_>) -> String {
+    fn credential(&self, spec: &CredentialSpec<'_>) -> Result<String, SignError> {
+        let urn_of = |chain: &[GeniCert], role| {
+            chain
+                .first()
+                .and_then(GeniCert::urn)
+                .map(|u| escape(u.as_str(), false))
+                .ok_or(SignError::Identity(role))
+        };
         let mut privileges = String::new();
         for grant in spec.privileges {
             let _ = write!(
@@ -221,20 +211,20 @@ impl Parts {
                 grant.can_delegate
             );
         }
-        format!(
+        Ok(format!(
             "<credential xml:id=\"{id}\">\n<type>privilege</type>\n<serial>{serial}</serial>\n\
              <owner_gid>{owner}</owner_gid>\n<owner_urn>{owner_urn}</owner_urn>\n\
              <target_gid>{target}</target_gid>\n<target_urn>{target_urn}</target_urn>\n\
              <uuid/>\n<expires>{expires}</expires>\n<privileges>{privileges}</privileges>\n{parent}</credential>",
             id = self.id,
             serial = uuid::Uuid::new_v4().simple(),
-            owner = pem_chain(spec.owner),
-            owner_urn = escape(spec.owner_urn, false),
-            target = pem_chain(spec.target),
-            target_urn = escape(spec.target_urn, false),
+            owner = chain_to_pem(spec.owner),
+            owner_urn = urn_of(spec.owner, "owner")?,
+            target = chain_to_pem(spec.target),
+            target_urn = urn_of(spec.target, "target")?,
             expires = format_expiry(spec.expires),
             parent = self.parent,
-        )
+        ))
     }
 }
 
@@ -273,14 +263,6 @@ fn signature_element(
         method = algorithms.signature.uri(),
         digest_method = algorithms.digest.uri(),
     )
-}
-
-fn pem_chain(chain: &[X509]) -> String {
-    chain
-        .iter()
-        .filter_map(|c| c.to_pem().ok())
-        .map(|pem| String::from_utf8_lossy(&pem).into_owned())
-        .collect()
 }
 
 fn base64_text(bytes: &[u8]) -> String {

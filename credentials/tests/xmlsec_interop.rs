@@ -1,34 +1,36 @@
-//! Interoperability with the reference XML-DSig tool, both ways: credentials
-//! this crate signs pass `xmlsec1 --verify` (with the flags gcf uses), and
-//! credentials signed by the `xmlsec1` command line verify in process.
-//! Keys and certificates are the geni-tools test CA from the shared corpus.
+//! Interoperability with the reference XML-DSig tool, both ways: every
+//! signature of credentials (and delegations) this crate signs passes
+//! `xmlsec1 --verify` run as gcf runs it, and credentials signed by the
+//! `xmlsec1` command line verify in process, for each accepted algorithm set.
 
-use credentials::sign::{self, Algorithms, CredentialSpec, Grant, SigningKey};
-use credentials::xmldsig::{C14nMethod, DigestMethod, Document, Signature, SignatureMethod};
-use openssl::pkey::PKey;
-use openssl::x509::X509;
+mod sfa_fixture;
+
+use credentials::devca::Identity;
+use credentials::sfa::{self, Privilege};
+use credentials::sign::Algorithms;
+use credentials::xmldsig::{C14nMethod, DigestMethod, SignatureMethod};
+use sfa_fixture::{all_delegatable, days, pki};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A time inside the validity of the corpus test CA's certificates.
-const AT: &str = "2014-01-01 00:00:00";
-
-fn ca_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/creds/certs/gcf-test-ca")
-}
-
-fn chain(name: &str) -> Vec<X509> {
-    X509::stack_from_pem(&std::fs::read(ca_dir().join(format!("{name}-cert.pem"))).unwrap())
-        .unwrap()
-}
-
-fn signing_key(name: &str) -> SigningKey {
-    let key = std::fs::read(ca_dir().join(format!("{name}-key.pem"))).unwrap();
-    SigningKey {
-        key: PKey::private_key_from_pem(&key).unwrap(),
-        chain: chain(name),
-    }
-}
+/// The algorithm sets exercised: the gcf profile and the modern one.
+const ALGORITHMS: [Algorithms; 3] = [
+    Algorithms {
+        c14n: C14nMethod::Inclusive,
+        signature: SignatureMethod::RsaSha1,
+        digest: DigestMethod::Sha1,
+    },
+    Algorithms {
+        c14n: C14nMethod::Exclusive,
+        signature: SignatureMethod::RsaSha256,
+        digest: DigestMethod::Sha256,
+    },
+    Algorithms {
+        c14n: C14nMethod::InclusiveWithComments,
+        signature: SignatureMethod::RsaSha256,
+        digest: DigestMethod::Sha1,
+    },
+];
 
 fn xmlsec1_available() -> bool {
     let found = Command::new("xmlsec1").arg("--version").output().is_ok();
@@ -38,50 +40,38 @@ fn xmlsec1_available() -> bool {
     found
 }
 
-/// `xmlsec1 --verify` of signature `Sig_<id>` as gcf runs it.
+/// Writes `text` to `dir/name` and returns the path.
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `xmlsec1 --verify` of signature `Sig_<id>` against the PKI root, as gcf
+/// runs it.
 fn xmlsec1_verifies(xml: &str, id: &str) -> bool {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("cred.xml");
-    std::fs::write(&file, xml).unwrap();
+    let root = write(dir.path(), "root.pem", &pki().root.cert().to_pem());
+    let file = write(dir.path(), "cred.xml", xml);
     let out = Command::new("xmlsec1")
-        .args(["--verify", "--node-id", &format!("Sig_{id}")])
-        .arg("--trusted-pem")
-        .arg(ca_dir().join("ch-cert.pem"))
-        .args(["--verification-time", AT])
-        .arg(&file)
+        .args([
+            "--verify",
+            "--node-id",
+            &format!("Sig_{id}"),
+            "--trusted-pem",
+        ])
+        .arg(root)
+        .arg(file)
         .output()
         .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out.stderr);
     out.status.success() && text.contains("OK")
 }
 
-fn user_credential(algorithms: Algorithms) -> String {
-    let alice = chain("alice");
-    let spec = CredentialSpec {
-        owner: &alice,
-        owner_urn: "urn:publicid:IDN+geni:gpo:portal+user+alice",
-        target: &alice,
-        target_urn: "urn:publicid:IDN+geni:gpo:portal+user+alice",
-        expires: chrono::DateTime::parse_from_rfc3339("2015-01-01T00:00:00Z")
-            .unwrap()
-            .into(),
-        privileges: &[Grant::new("refresh", true), Grant::new("info", false)],
-    };
-    sign::issue(&spec, &signing_key("ch"), algorithms).unwrap()
-}
-
-fn verify_all_in_process(xml: &str) -> usize {
-    let doc = Document::parse(xml.as_bytes()).unwrap();
-    let root = doc.root().unwrap();
-    let sigs: Vec<_> = root
-        .children_named(None, "signatures")
-        .flat_map(|s| s.children())
-        .collect();
-    for node in &sigs {
-        Signature::parse(*node).unwrap().verify(&doc).unwrap();
-    }
-    sigs.len()
+fn slice_credential(algorithms: Algorithms) -> String {
+    let pki = pki();
+    let (root, alice, slice) = (pki.root.identity(), &pki.alice, &pki.slice);
+    pki.credential(root, alice, slice, &all_delegatable(), days(7), algorithms)
 }
 
 #[test]
@@ -89,72 +79,66 @@ fn xmlsec1_accepts_what_we_sign_with_every_algorithm_set() {
     if !xmlsec1_available() {
         return;
     }
-    for (c14n, signature, digest) in [
-        (
-            C14nMethod::Inclusive,
-            SignatureMethod::RsaSha1,
-            DigestMethod::Sha1,
-        ),
-        (
-            C14nMethod::Exclusive,
-            SignatureMethod::RsaSha256,
-            DigestMethod::Sha256,
-        ),
-        (
-            C14nMethod::InclusiveWithComments,
-            SignatureMethod::RsaSha256,
-            DigestMethod::Sha1,
-        ),
-    ] {
-        let xml = user_credential(Algorithms {
-            c14n,
-            signature,
-            digest,
-        });
-        assert!(
-            xmlsec1_verifies(&xml, "ref0"),
-            "{c14n:?}/{signature:?}/{digest:?}:\n{xml}"
-        );
-        assert_eq!(verify_all_in_process(&xml), 1);
+    for algorithms in ALGORITHMS {
+        let xml = slice_credential(algorithms);
+        assert!(xmlsec1_verifies(&xml, "ref0"), "{algorithms:?}:\n{xml}");
     }
 }
 
-/// Blanks what a signer computes, leaving an xmlsec1 signing template.
-fn template_of(xml: &str) -> String {
-    let blank = |text: &str, open: &str, close: &str| -> String {
-        let mut out = String::new();
-        let mut rest = text;
-        while let Some(start) = rest.find(open) {
-            let end = rest[start..].find(close).unwrap() + start;
-            out.push_str(&rest[..start + open.len()]);
-            rest = &rest[end..];
-        }
-        out + rest
-    };
-    let xml = blank(xml, "<DigestValue>", "</DigestValue>");
-    let xml = blank(&xml, "<SignatureValue>", "</SignatureValue>");
-    blank(&xml, "<X509Data>", "</X509Data>")
+#[test]
+fn xmlsec1_accepts_every_signature_of_a_delegation_chain_we_sign() {
+    if !xmlsec1_available() {
+        return;
+    }
+    let pki = pki();
+    let control = [Privilege::new("control", true)];
+    let first = slice_credential(ALGORITHMS[0]);
+    let second = pki.delegate(
+        &first,
+        &pki.alice,
+        &pki.bob,
+        &control,
+        days(3),
+        ALGORITHMS[1],
+    );
+    let third = pki.delegate(
+        &second,
+        &pki.bob,
+        &pki.carol,
+        &control,
+        days(2),
+        ALGORITHMS[2],
+    );
+    for id in ["ref0", "ref1", "ref2"] {
+        assert!(xmlsec1_verifies(&third, id), "{id}:\n{third}");
+    }
 }
 
-fn xmlsec1_sign(template: &str, key: &str, id: &str, dir: &Path) -> String {
-    let (input, output) = (dir.join("template.xml"), dir.join("signed.xml"));
-    std::fs::write(&input, template).unwrap();
-    let keys = format!(
-        "{},{}",
-        ca_dir().join(format!("{key}-key.pem")).display(),
-        ca_dir().join(format!("{key}-cert.pem")).display()
-    );
+/// Blanks what a signer computes, leaving an `xmlsec1 --sign` template.
+fn template_of(xml: &str) -> String {
+    let mut out = xml.to_owned();
+    for element in ["DigestValue", "SignatureValue", "X509Data"] {
+        let (open, close) = (format!("<{element}>"), format!("</{element}>"));
+        let start = out.find(&open).unwrap() + open.len();
+        let end = out.find(&close).unwrap();
+        out.replace_range(start..end, "");
+    }
+    out
+}
+
+/// Signs `template` with `xmlsec1 --sign` using `signer`'s key and chain.
+fn xmlsec1_sign(template: &str, signer: &Identity) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let key = write(dir.path(), "key.pem", &signer.key_pem().unwrap());
+    let cert = write(dir.path(), "cert.pem", &signer.chain_pem());
+    let input = write(dir.path(), "template.xml", template);
+    let output = dir.path().join("signed.xml");
     let out = Command::new("xmlsec1")
-        .args([
-            "--sign",
-            "--privkey-pem",
-            &keys,
-            "--node-id",
-            &format!("Sig_{id}"),
-            "--output",
-        ])
+        .args(["--sign", "--node-id", "Sig_ref0", "--privkey-pem"])
+        .arg(format!("{},{}", key.display(), cert.display()))
+        .arg("--output")
         .arg(&output)
-        .arg(&input)
+        .arg(input)
         .output()
         .unwrap();
     assert!(
@@ -170,18 +154,13 @@ fn credentials_signed_by_xmlsec1_verify_in_process() {
     if !xmlsec1_available() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    for algorithms in [
-        Algorithms::default(),
-        Algorithms {
-            c14n: C14nMethod::Exclusive,
-            signature: SignatureMethod::RsaSha256,
-            digest: DigestMethod::Sha256,
-        },
-    ] {
-        let template = template_of(&user_credential(algorithms));
-        let signed = xmlsec1_sign(&template, "ch", "ref0", dir.path());
-        assert_ne!(signed, template);
-        assert_eq!(verify_all_in_process(&signed), 1, "{signed}");
+    let pki = pki();
+    for algorithms in ALGORITHMS {
+        let template = template_of(&slice_credential(algorithms));
+        let signed = xmlsec1_sign(&template, pki.root.identity());
+        assert!(signed.contains("<X509Certificate>"), "{signed}");
+        let v = sfa::verify(signed.as_bytes(), &pki.trust, &pki.request(&pki.alice))
+            .unwrap_or_else(|e| panic!("{algorithms:?}: {e}\n{signed}"));
+        assert!(v.owner.same_as(pki.alice.urn()));
     }
 }

@@ -271,11 +271,14 @@ impl<'d> Node<'d> {
     }
 
     /// The child elements named `name` in namespace `ns`.
-    pub fn children_named(
+    pub fn children_named<'a>(
         self,
-        ns: Option<&'d str>,
-        name: &'d str,
-    ) -> impl Iterator<Item = Node<'d>> {
+        ns: Option<&'a str>,
+        name: &'a str,
+    ) -> impl Iterator<Item = Node<'d>> + 'a
+    where
+        'd: 'a,
+    {
         self.children().filter(move |c| c.is(ns, name))
     }
 

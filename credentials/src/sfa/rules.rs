@@ -1,0 +1,216 @@
+//! The rules a signed chain must satisfy beyond its signatures (AMAPI.md
+//! §6.4): every link is a `privilege` credential that has not expired; its
+//! owner, target and signer certificates chain to the trust roots at the
+//! chosen time; each delegation is signed by the parent's owner, keeps the
+//! parent's target, does not outlive the parent and only passes on
+//! delegatable privileges; the root credential's signer is an authority
+//! over its target; and the presented credential grants the operation the
+//! call needs.
+
+use super::SfaError;
+use super::binding::SignedLink;
+use super::model::{CredentialElement, Privilege};
+use super::rights;
+use crate::cert::GeniCert;
+use crate::trust::{TrustError, TrustStore};
+use crate::urn::UrnType;
+use chrono::{DateTime, Utc};
+
+/// Type and expiry of one credential.
+pub fn check_link(link: &SignedLink<'_>, at: DateTime<Utc>) -> Result<(), SfaError> {
+    let credential = &link.credential;
+    if credential.kind != "privilege" {
+        return Err(SfaError::NotPrivilege {
+            credential: credential.id.clone(),
+            kind: credential.kind.clone(),
+        });
+    }
+    if credential.expires <= at {
+        return Err(SfaError::Expired {
+            credential: credential.id.clone(),
+            expires: credential.expires,
+            at,
+        });
+    }
+    Ok(())
+}
+
+/// Certificate checks against the trust roots, each distinct leaf verified
+/// once per credential (a chain repeats its target and owners).
+pub struct TrustedCerts<'t> {
+    trust: &'t TrustStore,
+    at: DateTime<Utc>,
+    verified: Vec<Vec<u8>>,
+}
+
+impl<'t> TrustedCerts<'t> {
+    /// Checks against `trust` at time `at`.
+    pub fn new(trust: &'t TrustStore, at: DateTime<Utc>) -> Self {
+        Self {
+            trust,
+            at,
+            verified: Vec::new(),
+        }
+    }
+
+    /// Verifies the owner, target and signer certificates of `link`;
+    /// returns the signer.
+    pub fn check_link(&mut self, link: &SignedLink<'_>) -> Result<GeniCert, SfaError> {
+        let id = &link.credential.id;
+        let untrusted = |source: TrustError, role| SfaError::Untrusted {
+            credential: id.clone(),
+            role,
+            source: Box::new(source),
+        };
+        let signature = &link.signature;
+        let signer = GeniCert::from_x509(signature.signer.clone())
+            .map_err(|e| untrusted(TrustError::Certificate(e), "signer"))?;
+        let others: Vec<GeniCert> = signature
+            .certificates
+            .iter()
+            .filter_map(|c| GeniCert::from_x509(c.clone()).ok())
+            .collect();
+        self.check(&signer, &others)
+            .map_err(|e| untrusted(e, "signer"))?;
+        for (role, chain) in [
+            ("owner", &link.credential.owner),
+            ("target", &link.credential.target),
+        ] {
+            if let Some((leaf, rest)) = chain.split_first() {
+                self.check(leaf, rest).map_err(|e| untrusted(e, role))?;
+            }
+        }
+        Ok(signer)
+    }
+
+    fn check(&mut self, leaf: &GeniCert, untrusted: &[GeniCert]) -> Result<(), TrustError> {
+        let der = leaf.to_der();
+        if self.verified.contains(&der) {
+            return Ok(());
+        }
+        self.trust.verify(leaf, untrusted, self.at)?;
+        self.verified.push(der);
+        Ok(())
+    }
+}
+
+/// The rules of one delegation: `child` was derived from `parent` and
+/// signed by `child_signer`.
+pub fn check_delegation(
+    child: &SignedLink<'_>,
+    parent: &SignedLink<'_>,
+    child_signer: &GeniCert,
+) -> Result<(), SfaError> {
+    let (child, parent) = (&child.credential, &parent.credential);
+    let broken = |message: String| SfaError::Delegation {
+        credential: child.id.clone(),
+        message,
+    };
+    if !parent
+        .owner
+        .first()
+        .is_some_and(|o| o.same_cert(child_signer))
+    {
+        return Err(broken(format!(
+            "it is signed by {}, not by {}, the owner of its parent {:?}",
+            child_signer.display_name(),
+            parent.owner_urn,
+            parent.id
+        )));
+    }
+    let same_target = child
+        .target
+        .first()
+        .zip(parent.target.first())
+        .is_some_and(|(c, p)| c.same_cert(p));
+    if !same_target {
+        return Err(broken(format!(
+            "it targets {} but its parent {:?} targets {}",
+            child.target_urn, parent.id, parent.target_urn
+        )));
+    }
+    if child.expires > parent.expires {
+        return Err(broken(format!(
+            "it expires at {}, after its parent {:?} ({})",
+            child.expires, parent.id, parent.expires
+        )));
+    }
+    for wanted in &child.privileges {
+        check_delegated(child, parent, wanted).map_err(broken)?;
+    }
+    Ok(())
+}
+
+/// Whether delegatable privileges of `parent` cover every right `wanted`
+/// stands for.
+fn check_delegated(
+    child: &CredentialElement<'_>,
+    parent: &CredentialElement<'_>,
+    wanted: &Privilege,
+) -> Result<(), String> {
+    let held: Vec<(&str, bool)> = parent
+        .privileges
+        .iter()
+        .flat_map(|p| {
+            rights::expand(&p.name, &parent.target_urn)
+                .into_iter()
+                .map(|right| (right, p.can_delegate))
+        })
+        .collect();
+    for right in rights::expand(&wanted.name, &child.target_urn) {
+        let covering = held.iter().filter(|(h, _)| rights::covers(h, right));
+        let mut delegatable = covering.clone().map(|(_, can)| *can);
+        if covering.count() == 0 {
+            return Err(format!(
+                "privilege {:?} is not held by its parent {:?}: a child may not escalate",
+                wanted.name, parent.id
+            ));
+        }
+        if !delegatable.any(|can| can) {
+            return Err(format!(
+                "privilege {:?} is not delegatable in its parent {:?}",
+                wanted.name, parent.id
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The root credential's signer must have issued the target certificate,
+/// or be an authority whose namespace covers the target.
+pub fn check_root_authority(root: &SignedLink<'_>, signer: &GeniCert) -> Result<(), SfaError> {
+    let credential = &root.credential;
+    let issued_target = signer
+        .x509()
+        .public_key()
+        .ok()
+        .zip(credential.target.first())
+        .is_some_and(|(key, target)| target.x509().verify(&key).unwrap_or(false));
+    let authority = signer.urn().is_some_and(|urn| {
+        *urn.urn_type() == UrnType::Authority && urn.is_authority_for(&credential.target_urn)
+    });
+    if issued_target || authority {
+        return Ok(());
+    }
+    Err(SfaError::RootNotAuthority {
+        credential: credential.id.clone(),
+        signer: signer.display_name(),
+        target: credential.target_urn.to_string(),
+    })
+}
+
+/// The presented credential must grant `operation`.
+pub fn check_operation(top: &CredentialElement<'_>, operation: &str) -> Result<(), SfaError> {
+    let granted = top.privileges.iter().any(|p| {
+        rights::expand(&p.name, &top.target_urn)
+            .iter()
+            .any(|right| rights::allows(right, operation))
+    });
+    if granted {
+        return Ok(());
+    }
+    Err(SfaError::PrivilegeMissing {
+        needed: operation.to_owned(),
+        granted: top.privileges.iter().map(|p| p.name.clone()).collect(),
+    })
+}
