@@ -4,10 +4,11 @@
 //! every `<Signature>` of the document must sit in `/signed-credential/
 //! signatures`, reference (by a unique ID) one credential of that chain —
 //! the very node, compared by identity — and each credential must be covered
-//! by exactly one signature. Only then are digests and RSA values checked.
+//! by exactly one signature. Only then are digests and RSA values checked,
+//! and only the fields of verified credentials are read.
 
 use super::SfaError;
-use super::model::{CredentialElement, malformed, read_chain};
+use super::model::{CredentialElement, chain_nodes, malformed, read_credential};
 use crate::xmldsig::algorithm::DSIG_NS;
 use crate::xmldsig::{Document, Node, Signature, VerifiedSignature};
 
@@ -34,7 +35,7 @@ pub fn signed_chain(doc: &Document) -> Result<Vec<SignedLink<'_>>, SfaError> {
         ));
     }
     let top = only_child(root, "credential")?;
-    let chain = read_chain(top)?;
+    let chain = chain_nodes(top)?;
     let container = match root.children_named(None, "signatures").count() {
         0 => None,
         1 => root.children_named(None, "signatures").next(),
@@ -54,31 +55,35 @@ pub fn signed_chain(doc: &Document) -> Result<Vec<SignedLink<'_>>, SfaError> {
         })?;
         let covered = doc.element_by_id(signature.reference_id());
         let index = covered
-            .and_then(|c| chain.iter().position(|link| link.node.same(c)))
+            .and_then(|c| chain.iter().position(|node| node.same(c)))
             .ok_or_else(|| wrapping_outside_chain(node, signature.reference_id(), covered))?;
         if assigned[index].replace(signature).is_some() {
             return Err(SfaError::Wrapping {
                 line: node.line(),
-                message: format!("a second signature covers credential {:?}", chain[index].id),
+                message: format!(
+                    "a second signature covers the credential at line {}",
+                    chain[index].line()
+                ),
             });
         }
     }
     chain
         .into_iter()
         .zip(assigned)
-        .map(|(credential, signature)| {
+        .map(|(node, signature)| {
+            let id = node.ids().next().unwrap_or_default();
             let signature = signature.ok_or_else(|| SfaError::MissingSignature {
-                credential: credential.id.clone(),
-                line: credential.node.line(),
+                credential: id.clone(),
+                line: node.line(),
             })?;
             let signature = signature
                 .verify(doc)
                 .map_err(|source| SfaError::Signature {
-                    credential: credential.id.clone(),
+                    credential: id,
                     source,
                 })?;
             Ok(SignedLink {
-                credential,
+                credential: read_credential(node)?,
                 signature,
             })
         })

@@ -55,20 +55,30 @@ pub struct CredentialElement<'d> {
     pub privileges: Vec<Privilege>,
 }
 
-/// The chain of credential elements from the top (the one presented) down
-/// to the undelegated root credential.
-pub fn read_chain<'d>(top: Node<'d>) -> Result<Vec<CredentialElement<'d>>, SfaError> {
-    let mut chain = Vec::new();
-    let mut next = Some(top);
-    while let Some(node) = next {
-        let fields = Fields::collect(node)?;
-        next = match fields.parent {
-            Some(parent) => Some(single_child(parent, "credential")?),
-            None => None,
+/// The `<credential>` elements of the chain, from the top (the one
+/// presented) down to the undelegated root: each `parent/credential`.
+pub fn chain_nodes(top: Node<'_>) -> Result<Vec<Node<'_>>, SfaError> {
+    let mut chain = vec![top];
+    let mut current = top;
+    loop {
+        let mut parents = current.children_named(None, "parent");
+        let Some(parent) = parents.next() else {
+            return Ok(chain);
         };
-        chain.push(fields.read(node)?);
+        if let Some(second) = parents.next() {
+            return Err(malformed(
+                second,
+                "<credential> holds a second <parent>".into(),
+            ));
+        }
+        current = single_child(parent, "credential")?;
+        chain.push(current);
     }
-    Ok(chain)
+}
+
+/// Reads the fields of one `<credential>` element.
+pub fn read_credential(node: Node<'_>) -> Result<CredentialElement<'_>, SfaError> {
+    Fields::collect(node)?.read(node)
 }
 
 /// The known children of a `<credential>`, each at most once.
@@ -81,7 +91,6 @@ struct Fields<'d> {
     target_urn: Option<Node<'d>>,
     expires: Option<Node<'d>>,
     privileges: Option<Node<'d>>,
-    parent: Option<Node<'d>>,
 }
 
 impl<'d> Fields<'d> {
@@ -96,7 +105,6 @@ impl<'d> Fields<'d> {
                 (None, "target_urn") => &mut fields.target_urn,
                 (None, "expires") => &mut fields.expires,
                 (None, "privileges") => &mut fields.privileges,
-                (None, "parent") => &mut fields.parent,
                 _ => continue,
             };
             if slot.replace(child).is_some() {
