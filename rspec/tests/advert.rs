@@ -1,0 +1,185 @@
+//! The advertisement builder writes GENI v3 ads that read back through the
+//! project's tree and views with everything the inventory said.
+
+use chrono::{TimeZone, Utc};
+use rspec::advert::{
+    self, DiskImage, Inventory, InventoryNode, Location, SliverOffer, StateMachine,
+};
+use rspec::tree::Document;
+use rspec::validate::RspecKind;
+use rspec::view::{RSpec, ns};
+use std::collections::BTreeMap;
+
+const CM: &str = "urn:publicid:IDN+cloud.example.org+authority+cm";
+
+fn node(index: usize, available: bool) -> InventoryNode {
+    InventoryNode {
+        component_id: format!("urn:publicid:IDN+cloud.example.org+node+host{index}"),
+        component_name: format!("host{index}"),
+        exclusive: false,
+        available,
+        hardware_types: vec!["kvm-host".into()],
+        sliver_types: vec![
+            SliverOffer {
+                name: "default-vm".into(),
+                disk_images: vec![DiskImage {
+                    name: "urn:publicid:IDN+cloud.example.org+image+ubuntu22".into(),
+                    os: Some("Linux".into()),
+                    version: Some("22.04".into()),
+                    description: Some("Ubuntu 22.04 <LTS> & \"friends\"".into()),
+                    default: true,
+                }],
+            },
+            SliverOffer {
+                name: "raw-vm".into(),
+                disk_images: vec![],
+            },
+        ],
+        location: Some(Location {
+            country: "BE".into(),
+            latitude: Some("51.05".into()),
+            longitude: Some("3.72".into()),
+        }),
+    }
+}
+
+fn inventory(nodes: usize) -> Inventory {
+    Inventory {
+        component_manager_id: CM.into(),
+        generated: Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap(),
+        expires: Utc.with_ymd_and_hms(2026, 11, 21, 13, 0, 0).unwrap(),
+        nodes: (0..nodes).map(|i| node(i, i % 3 != 0)).collect(),
+        state_machines: BTreeMap::new(),
+    }
+}
+
+#[test]
+fn ad_reads_back_with_every_node_attribute() {
+    let text = advert::build(&inventory(5));
+    let doc = Document::parse(text.as_bytes()).unwrap();
+    let rspec = RSpec::new(&doc).unwrap();
+    assert_eq!(rspec.rspec_type(), Some(RspecKind::Advertisement));
+    assert_eq!(rspec.generated().as_deref(), Some("2026-11-21T12:00:00Z"));
+    assert_eq!(rspec.expires().as_deref(), Some("2026-11-21T13:00:00Z"));
+    let location = rspec.schema_location().unwrap();
+    assert!(location.contains(
+        "http://www.geni.net/resources/rspec/3 http://www.geni.net/resources/rspec/3/ad.xsd"
+    ));
+    assert!(location.contains("http://www.geni.net/resources/rspec/ext/opstate/1 http://www.geni.net/resources/rspec/ext/opstate/1/ad.xsd"));
+    let nodes: Vec<_> = rspec.nodes().collect();
+    assert_eq!(nodes.len(), 5);
+    for (index, node) in nodes.iter().enumerate() {
+        assert_eq!(node.component_manager_id().as_deref(), Some(CM));
+        assert_eq!(
+            node.component_name().as_deref(),
+            Some(format!("host{index}").as_str())
+        );
+        assert_eq!(node.exclusive(), Some(false));
+        assert_eq!(
+            node.available_now(),
+            Some(index % 3 != 0),
+            "every node says whether it is available"
+        );
+        assert_eq!(
+            node.hardware_types().next().unwrap().name().as_deref(),
+            Some("kvm-host")
+        );
+        assert_eq!(node.location().unwrap().country().as_deref(), Some("BE"));
+    }
+    let vm = nodes[0].sliver_types().next().unwrap();
+    let image = vm.disk_images().next().unwrap();
+    assert_eq!(
+        image.description().as_deref(),
+        Some("Ubuntu 22.04 <LTS> & \"friends\""),
+        "escaped and read back"
+    );
+    assert_eq!(image.default().as_deref(), Some("true"));
+    assert_eq!(nodes[0].sliver_types().count(), 2);
+}
+
+#[test]
+fn one_opstate_machine_per_sliver_type() {
+    let text = advert::build(&inventory(3));
+    let doc = Document::parse(text.as_bytes()).unwrap();
+    let opstates: Vec<_> = doc
+        .elements_named(doc.root(), ns::OPSTATE, "rspec_opstate")
+        .collect();
+    assert_eq!(opstates.len(), 2, "default-vm and raw-vm");
+    let machine = StateMachine::virtual_machine();
+    for &opstate in &opstates {
+        assert_eq!(
+            doc.attribute(opstate, "aggregate_manager_id").as_deref(),
+            Some(CM)
+        );
+        assert_eq!(
+            doc.attribute(opstate, "start").as_deref(),
+            Some(machine.start.as_str())
+        );
+        let states: Vec<String> = doc
+            .elements_named(opstate, ns::OPSTATE, "state")
+            .filter_map(|s| doc.attribute(s, "name").map(|n| n.into_owned()))
+            .collect();
+        for wanted in [
+            "geni_pending_allocation",
+            "geni_notready",
+            "geni_configuring",
+            "geni_ready",
+            "geni_failed",
+        ] {
+            assert!(states.iter().any(|s| s == wanted), "{wanted} missing");
+        }
+        let ready = doc
+            .elements_named(opstate, ns::OPSTATE, "state")
+            .find(|&s| doc.attribute(s, "name").as_deref() == Some("geni_ready"))
+            .unwrap();
+        let actions: Vec<String> = doc
+            .elements_named(ready, ns::OPSTATE, "action")
+            .filter_map(|a| doc.attribute(a, "name").map(|n| n.into_owned()))
+            .collect();
+        assert_eq!(actions, ["geni_restart", "geni_stop", "geni_update_users"]);
+    }
+    let types: Vec<String> = opstates
+        .iter()
+        .map(|&o| {
+            let st = doc
+                .elements_named(o, ns::OPSTATE, "sliver_type")
+                .next()
+                .unwrap();
+            doc.attribute(st, "name").unwrap().into_owned()
+        })
+        .collect();
+    assert_eq!(types, ["default-vm", "raw-vm"]);
+}
+
+#[test]
+fn a_custom_machine_replaces_the_default_for_its_sliver_type() {
+    let mut inv = inventory(1);
+    let mut custom = StateMachine::virtual_machine();
+    custom.start = "geni_notready".into();
+    inv.state_machines.insert("raw-vm".into(), custom);
+    let text = advert::build(&inv);
+    let doc = Document::parse(text.as_bytes()).unwrap();
+    let starts: Vec<String> = doc
+        .elements_named(doc.root(), ns::OPSTATE, "rspec_opstate")
+        .map(|o| doc.attribute(o, "start").unwrap().into_owned())
+        .collect();
+    assert_eq!(starts, ["geni_pending_allocation", "geni_notready"]);
+}
+
+#[test]
+fn ten_thousand_nodes_parse_back() {
+    let text = advert::build(&inventory(10_000));
+    let doc = Document::parse(text.as_bytes()).unwrap();
+    let rspec = RSpec::new(&doc).unwrap();
+    assert_eq!(rspec.nodes().count(), 10_000);
+    assert!(rspec.nodes().all(|n| n.available_now().is_some()));
+}
+
+#[test]
+fn empty_inventory_is_still_an_advertisement() {
+    let text = advert::build(&inventory(0));
+    let doc = Document::parse(text.as_bytes()).unwrap();
+    let rspec = RSpec::new(&doc).unwrap();
+    assert_eq!(rspec.rspec_type(), Some(RspecKind::Advertisement));
+    assert_eq!(rspec.nodes().count(), 0);
+}
