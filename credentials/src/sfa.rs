@@ -68,7 +68,7 @@ pub enum SfaError {
         /// `owner_gid` or `target_gid`.
         field: String,
         /// Why.
-        source: CertError,
+        source: Box<CertError>,
     },
     /// The credential is not of type `privilege`.
     #[error(

@@ -166,22 +166,16 @@ fn identity(gid: Node<'_>, urn: Option<Node<'_>>) -> Result<(Vec<GeniCert>, Urn)
             .map_err(|_| malformed(gid, format!("<{}> is neither PEM nor base64", gid.name())))?
     };
     let field = gid.name().to_owned();
-    let chain = parse_chain(&bytes).map_err(|source| SfaError::Gid {
+    let gid_error = |source| SfaError::Gid {
         line: gid.line(),
         field: field.clone(),
-        source,
-    })?;
+        source: Box::new(source),
+    };
+    let chain = parse_chain(&bytes).map_err(gid_error)?;
     let leaf = chain
         .first()
         .ok_or_else(|| malformed(gid, format!("<{field}> is empty")))?;
-    let cert_urn = leaf
-        .require_urn()
-        .map_err(|source| SfaError::Gid {
-            line: gid.line(),
-            field: field.clone(),
-            source,
-        })?
-        .clone();
+    let cert_urn = leaf.require_urn().map_err(gid_error)?.clone();
     if let Some(urn_node) = urn {
         let written = urn_node.text();
         let agrees = Urn::parse(written.trim()).is_ok_and(|u| u.same_as(&cert_urn));
