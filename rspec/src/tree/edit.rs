@@ -242,7 +242,7 @@ impl Document {
         let end = self.own_items(n) + self.node(n).items_len as usize;
         let ws = match end.checked_sub(1).filter(|_| self.node(n).items_len > 0) {
             Some(last) => self.items[last].ws,
-            None => Piece::Static(" "),
+            None => Piece::SPACE,
         };
         let name = self.own(qname.to_owned());
         let escaped = escape_value(value, b'"').into_owned();
@@ -251,7 +251,7 @@ impl Document {
             ws,
             name,
             colon,
-            eq: Piece::Static("=\""),
+            eq: Piece::EQ_QUOTE,
             value,
             quote: b'"',
             ns,
@@ -302,7 +302,7 @@ impl Document {
         node.colon = prefix.len() as u32;
         node.ns = self.intern_uri(ns);
         node.items_start = self.items.len() as u32;
-        node.tail = Piece::Static("/>");
+        node.tail = Piece::SELF_CLOSE;
         node.self_closing = true;
         node.retag = true;
         let id = NodeId(self.nodes.len() as u32);

@@ -15,6 +15,7 @@
 mod edit;
 mod error;
 mod escape;
+mod markup;
 mod model;
 mod namespaces;
 mod navigate;

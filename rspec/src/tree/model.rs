@@ -19,20 +19,31 @@ pub(crate) const XML_NS_ID: u32 = 1;
 /// The namespace bound to the `xml` prefix.
 pub(crate) const XML_NS: &str = "http://www.w3.org/XML/1998/namespace";
 
-/// A string stored by a [`Document`].
+/// Constant strings a [`Piece::Lit`] names.
+const LITERALS: [&str; 5] = ["", " ", "=\"", "/>", XML_NS];
+
+/// A string stored by a [`Document`] (12 bytes: nodes hold several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Piece {
     /// Bytes `start..end` of the source.
     Src(u32, u32),
-    /// A constant.
-    Static(&'static str),
+    /// Index into the constant strings.
+    Lit(u8),
     /// Index into [`Document::owned`].
     Own(u32),
 }
 
 impl Piece {
     /// The empty string.
-    pub(crate) const EMPTY: Piece = Piece::Static("");
+    pub(crate) const EMPTY: Piece = Piece::Lit(0);
+    /// One space.
+    pub(crate) const SPACE: Piece = Piece::Lit(1);
+    /// `="`, between an attribute name and its value.
+    pub(crate) const EQ_QUOTE: Piece = Piece::Lit(2);
+    /// `/>`, ending a self-closing tag.
+    pub(crate) const SELF_CLOSE: Piece = Piece::Lit(3);
+    /// The XML namespace URI.
+    pub(crate) const XML_NS: Piece = Piece::Lit(4);
 }
 
 /// Internal node kinds: the public ones plus the document node.
@@ -147,7 +158,7 @@ impl Document {
     pub(crate) fn piece(&self, p: Piece) -> &str {
         match p {
             Piece::Src(start, end) => self.src.get(start as usize..end as usize).unwrap_or(""),
-            Piece::Static(s) => s,
+            Piece::Lit(i) => LITERALS.get(i as usize).copied().unwrap_or(""),
             Piece::Own(i) => self.owned.get(i as usize).map_or("", |s| s),
         }
     }

@@ -3,11 +3,11 @@
 //! nesting, content outside the root, limits) and builds the arena.
 
 use super::error::{ParseError, position};
-use super::escape::{RefError, check_ref, check_value, is_xml_char};
-use super::model::{Document, Item, Kind, NO_NS, NONE, Node, Piece, XML_NS, XML_NS_ID};
-use super::scan::{RawItem, ScanError, scan_end_tag, scan_qname, scan_start_tag};
-use super::{Limits, NodeKind};
-use quick_xml::events::{BytesDecl, Event};
+use super::escape::{RefError, check_ref, check_value};
+use super::model::{Document, Item, Kind, NO_NS, NONE, Node, Piece, XML_NS_ID};
+use super::scan::{RawItem, ScanError, scan_end_tag, scan_start_tag};
+use super::{Limits, NodeKind, markup};
+use quick_xml::events::Event;
 use quick_xml::reader::Reader;
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -22,66 +22,11 @@ pub(crate) fn parse(input: &[u8], limits: &Limits) -> Result<Document, ParseErro
             limit: limits.max_bytes.min(NONE as usize - 1),
         });
     }
-    let text = check_characters(input)?;
+    let text = markup::check_characters(input)?;
     let bom = if input.starts_with(BOM) { BOM.len() } else { 0 };
-    let mut builder = Builder::new(input, limits, bom);
+    let mut builder = Builder::new(text, limits, bom);
     builder.run()?;
-    let mut doc = builder.doc;
-    doc.src = text.to_owned();
-    Ok(doc)
-}
-
-/// Refuses anything but UTF-8 text made of XML characters.
-fn check_characters(input: &[u8]) -> Result<&str, ParseError> {
-    let encoding = |offset: usize, message: String| {
-        let (line, column) = position(input, offset);
-        ParseError::Encoding {
-            line,
-            column,
-            message,
-        }
-    };
-    if input.starts_with(b"\xFE\xFF")
-        || input.starts_with(b"\xFF\xFE")
-        || input.starts_with(b"<\0")
-        || input.starts_with(b"\0<")
-    {
-        return Err(encoding(
-            0,
-            "the document is UTF-16; only UTF-8 is accepted (convert it to UTF-8)".to_owned(),
-        ));
-    }
-    let text = std::str::from_utf8(input).map_err(|e| {
-        let at = e.valid_up_to();
-        encoding(
-            at,
-            format!(
-                "byte 0x{:02x} is not valid UTF-8; the document must be UTF-8 encoded",
-                input[at]
-            ),
-        )
-    })?;
-    for (i, chunk) in input.chunks(64).enumerate() {
-        let bad = chunk.iter().fold(false, |acc, &b| {
-            acc | (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')
-        });
-        if bad {
-            let at = chunk
-                .iter()
-                .position(|&b| !is_xml_char(u32::from(b)))
-                .map_or(i * 64, |j| i * 64 + j);
-            let (line, column) = position(input, at);
-            return Err(ParseError::Syntax {
-                line,
-                column,
-                message: format!(
-                    "control character U+{:04X} is not allowed in XML",
-                    input[at]
-                ),
-            });
-        }
-    }
-    Ok(text)
+    Ok(builder.doc)
 }
 
 /// An element whose end tag has not been read yet.
@@ -101,6 +46,7 @@ struct Scope {
 
 /// Parser state over one input.
 struct Builder<'i> {
+    source: &'i str,
     src: &'i [u8],
     limits: &'i Limits,
     bom: usize,
@@ -109,23 +55,25 @@ struct Builder<'i> {
     open: Vec<Open>,
     scopes: Vec<Scope>,
     raw_items: Vec<RawItem>,
-    text: Option<(usize, usize)>,
+    pending: Option<(usize, usize)>,
 }
 
 impl<'i> Builder<'i> {
-    fn new(src: &'i [u8], limits: &'i Limits, bom: usize) -> Self {
+    fn new(text: &'i str, limits: &'i Limits, bom: usize) -> Self {
+        let src = text.as_bytes();
         let mut doc = Document {
-            src: String::new(),
+            src: text.to_owned(),
             owned: Vec::new(),
-            nodes: Vec::with_capacity(src.len() / 24 + 4),
-            items: Vec::with_capacity(src.len() / 48 + 4),
-            uris: vec![Piece::EMPTY, Piece::Static(XML_NS)],
+            nodes: Vec::with_capacity(src.len() / 64 + 4),
+            items: Vec::with_capacity(src.len() / 128 + 4),
+            uris: vec![Piece::EMPTY, Piece::XML_NS],
             root: NONE,
             lines: OnceLock::new(),
         };
         doc.nodes
             .push(Node::new(Kind::Document, 0, Piece::Src(0, bom as u32)));
         Self {
+            source: text,
             src,
             limits,
             bom,
@@ -134,7 +82,7 @@ impl<'i> Builder<'i> {
             open: Vec::new(),
             scopes: Vec::new(),
             raw_items: Vec::new(),
-            text: None,
+            pending: None,
         }
     }
 
@@ -164,15 +112,18 @@ impl<'i> Builder<'i> {
                     self.leaf(NodeKind::CData, before, after)?
                 }
                 Event::Comment(c) => {
-                    self.check_comment(before, &c)?;
+                    markup::check_comment(self.src, before, &c)?;
                     self.leaf(NodeKind::Comment, before, after)?
                 }
                 Event::PI(_) => {
-                    self.check_pi(before, after)?;
+                    markup::check_pi(self.src, before, after)?;
                     self.leaf(NodeKind::ProcessingInstruction, before, after)?
                 }
                 Event::Decl(d) => {
-                    self.check_decl(before, &d)?;
+                    if before != self.bom || self.doc.nodes.len() > 1 || self.pending.is_some() {
+                        return Err(markup::misplaced_declaration(self.src, before));
+                    }
+                    markup::check_decl(self.src, before, &d)?;
                     self.leaf(NodeKind::ProcessingInstruction, before, after)?
                 }
                 Event::DocType(_) => {
@@ -275,7 +226,7 @@ impl<'i> Builder<'i> {
                 }
             }
         }
-        self.text = match self.text {
+        self.pending = match self.pending {
             Some((s, e)) if e == start => Some((s, end)),
             Some(_) => {
                 self.flush_text()?;
@@ -287,7 +238,7 @@ impl<'i> Builder<'i> {
     }
 
     fn flush_text(&mut self) -> Result<(), ParseError> {
-        if let Some((start, end)) = self.text.take() {
+        if let Some((start, end)) = self.pending.take() {
             let raw = Piece::Src(start as u32, end as u32);
             self.push(Node::new(Kind::Public(NodeKind::Text), start as u32, raw))?;
         }
@@ -410,23 +361,20 @@ impl<'i> Builder<'i> {
         Ok(())
     }
 
+    /// The source text `start..end` (ranges end at ASCII delimiters).
     fn doc_str(&self, start: usize, end: usize) -> &'i str {
-        // The input was checked to be UTF-8 and ranges end at ASCII delimiters.
-        std::str::from_utf8(&self.src[start..end]).unwrap_or("")
+        self.source.get(start..end).unwrap_or("")
     }
 
     /// The id of the namespace URI written at `src[start..end]`.
     fn intern(&mut self, start: usize, end: usize) -> u32 {
         let raw = self.doc_str(start, end);
         let value = super::escape::unescape_value(raw);
-        let found = self.doc.uris.iter().position(|p| {
-            let known: &[u8] = match *p {
-                Piece::Src(s, e) => &self.src[s as usize..e as usize],
-                Piece::Static(s) => s.as_bytes(),
-                Piece::Own(i) => self.doc.owned[i as usize].as_bytes(),
-            };
-            known == value.as_bytes()
-        });
+        let found = self
+            .doc
+            .uris
+            .iter()
+            .position(|p| self.doc.piece(*p) == value);
         if let Some(i) = found {
             return i as u32;
         }
@@ -564,83 +512,6 @@ impl<'i> Builder<'i> {
         node.end = Piece::Src(start as u32, end as u32);
         self.cur = node.parent;
         self.scopes.truncate(open.scopes_len);
-        Ok(())
-    }
-
-    fn check_comment(&self, start: usize, body: &[u8]) -> Result<(), ParseError> {
-        if let Some(i) = memchr::memmem::find(body, b"--") {
-            return Err(self.syntax(
-                start + 4 + i,
-                "`--` is not allowed inside a comment".to_owned(),
-            ));
-        }
-        if body.ends_with(b"-") {
-            return Err(self.syntax(start, "a comment cannot end with `--->`".to_owned()));
-        }
-        Ok(())
-    }
-
-    fn check_pi(&self, start: usize, end: usize) -> Result<(), ParseError> {
-        let limit = end - 2;
-        let (target_end, _) = scan_qname(
-            self.src,
-            start + 2,
-            limit,
-            "a processing instruction target",
-        )
-        .map_err(|e| self.scan_error(e))?;
-        let target = &self.src[start + 2..target_end];
-        if target.eq_ignore_ascii_case(b"xml") {
-            return Err(self.syntax(
-                start,
-                "the XML declaration `<?xml ...?>` is only allowed at the very start of the document"
-                    .to_owned(),
-            ));
-        }
-        if target_end < limit && !b" \t\r\n".contains(&self.src[target_end]) {
-            return Err(self.syntax(
-                target_end,
-                "expected whitespace after the processing instruction target".to_owned(),
-            ));
-        }
-        Ok(())
-    }
-
-    fn check_decl(&self, start: usize, decl: &BytesDecl<'_>) -> Result<(), ParseError> {
-        if start != self.bom || self.doc.nodes.len() > 1 || self.text.is_some() {
-            return Err(self.syntax(
-                start,
-                "the XML declaration `<?xml ...?>` is only allowed at the very start of the document"
-                    .to_owned(),
-            ));
-        }
-        let version = decl
-            .version()
-            .map_err(|e| self.syntax(start, format!("bad XML declaration: {e}")))?;
-        if !version.starts_with(b"1.") {
-            return Err(self.syntax(
-                start,
-                format!(
-                    "unsupported XML version `{}`",
-                    String::from_utf8_lossy(&version)
-                ),
-            ));
-        }
-        if let Some(encoding) = decl.encoding() {
-            let encoding =
-                encoding.map_err(|e| self.syntax(start, format!("bad XML declaration: {e}")))?;
-            if !encoding.eq_ignore_ascii_case(b"utf-8") && !encoding.eq_ignore_ascii_case(b"utf8") {
-                let (line, column) = position(self.src, start);
-                return Err(ParseError::Encoding {
-                    line,
-                    column,
-                    message: format!(
-                        "the document declares encoding `{}`; only UTF-8 is accepted (convert it and declare encoding=\"UTF-8\")",
-                        String::from_utf8_lossy(&encoding)
-                    ),
-                });
-            }
-        }
         Ok(())
     }
 

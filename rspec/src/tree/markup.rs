@@ -1,0 +1,152 @@
+//! Checks of the markup quick-xml passes through unchecked: the characters
+//! of the whole input (UTF-8, XML characters only), comments, processing
+//! instructions and the XML declaration.
+
+use super::error::{ParseError, position};
+use super::escape::is_xml_char;
+use super::scan::scan_qname;
+use quick_xml::events::BytesDecl;
+
+/// A syntax error at byte `offset` of `src`.
+fn syntax(src: &[u8], offset: usize, message: String) -> ParseError {
+    let (line, column) = position(src, offset);
+    ParseError::Syntax {
+        line,
+        column,
+        message,
+    }
+}
+
+/// The error for an XML declaration that is not at the very start.
+pub(crate) fn misplaced_declaration(src: &[u8], offset: usize) -> ParseError {
+    syntax(
+        src,
+        offset,
+        "the XML declaration `<?xml ...?>` is only allowed at the very start of the document"
+            .to_owned(),
+    )
+}
+
+/// Refuses anything but UTF-8 text made of XML characters.
+pub(crate) fn check_characters(input: &[u8]) -> Result<&str, ParseError> {
+    let encoding = |offset: usize, message: String| {
+        let (line, column) = position(input, offset);
+        ParseError::Encoding {
+            line,
+            column,
+            message,
+        }
+    };
+    if input.starts_with(b"\xFE\xFF")
+        || input.starts_with(b"\xFF\xFE")
+        || input.starts_with(b"<\0")
+        || input.starts_with(b"\0<")
+    {
+        return Err(encoding(
+            0,
+            "the document is UTF-16; only UTF-8 is accepted (convert it to UTF-8)".to_owned(),
+        ));
+    }
+    let text = std::str::from_utf8(input).map_err(|e| {
+        let at = e.valid_up_to();
+        encoding(
+            at,
+            format!(
+                "byte 0x{:02x} is not valid UTF-8; the document must be UTF-8 encoded",
+                input[at]
+            ),
+        )
+    })?;
+    for (i, chunk) in input.chunks(64).enumerate() {
+        let bad = chunk.iter().fold(false, |acc, &b| {
+            acc | (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')
+        });
+        if bad {
+            let at = chunk
+                .iter()
+                .position(|&b| !is_xml_char(u32::from(b)))
+                .map_or(i * 64, |j| i * 64 + j);
+            let (line, column) = position(input, at);
+            return Err(ParseError::Syntax {
+                line,
+                column,
+                message: format!(
+                    "control character U+{:04X} is not allowed in XML",
+                    input[at]
+                ),
+            });
+        }
+    }
+    Ok(text)
+}
+
+/// Checks the body of a comment starting at `start`.
+pub(crate) fn check_comment(src: &[u8], start: usize, body: &[u8]) -> Result<(), ParseError> {
+    if let Some(i) = memchr::memmem::find(body, b"--") {
+        return Err(syntax(
+            src,
+            start + 4 + i,
+            "`--` is not allowed inside a comment".to_owned(),
+        ));
+    }
+    if body.ends_with(b"-") {
+        return Err(syntax(
+            src,
+            start,
+            "a comment cannot end with `--->`".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the processing instruction `src[start..end]`.
+pub(crate) fn check_pi(src: &[u8], start: usize, end: usize) -> Result<(), ParseError> {
+    let limit = end - 2;
+    let (target_end, _) = scan_qname(src, start + 2, limit, "a processing instruction target")
+        .map_err(|e| syntax(src, e.offset, e.message))?;
+    let target = &src[start + 2..target_end];
+    if target.eq_ignore_ascii_case(b"xml") {
+        return Err(misplaced_declaration(src, start));
+    }
+    if target_end < limit && !b" \t\r\n".contains(&src[target_end]) {
+        return Err(syntax(
+            src,
+            target_end,
+            "expected whitespace after the processing instruction target".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the version and encoding of the XML declaration at `start`.
+pub(crate) fn check_decl(src: &[u8], start: usize, decl: &BytesDecl<'_>) -> Result<(), ParseError> {
+    let version = decl
+        .version()
+        .map_err(|e| syntax(src, start, format!("bad XML declaration: {e}")))?;
+    if !version.starts_with(b"1.") {
+        return Err(syntax(
+            src,
+            start,
+            format!(
+                "unsupported XML version `{}`",
+                String::from_utf8_lossy(&version)
+            ),
+        ));
+    }
+    if let Some(encoding) = decl.encoding() {
+        let encoding =
+            encoding.map_err(|e| syntax(src, start, format!("bad XML declaration: {e}")))?;
+        if !encoding.eq_ignore_ascii_case(b"utf-8") && !encoding.eq_ignore_ascii_case(b"utf8") {
+            let (line, column) = position(src, start);
+            return Err(ParseError::Encoding {
+                line,
+                column,
+                message: format!(
+                    "the document declares encoding `{}`; only UTF-8 is accepted (convert it and declare encoding=\"UTF-8\")",
+                    String::from_utf8_lossy(&encoding)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
