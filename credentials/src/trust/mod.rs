@@ -16,17 +16,38 @@ pub use error::{TrustError, TrustLoadError};
 use crate::cert::{CertError, GeniCert, parse_chain_limited};
 use crate::urn::Urn;
 use chrono::{DateTime, Utc};
+use openssl::x509::store::X509Store;
+use std::fmt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// File name endings read from a trust root directory.
 pub const ROOT_FILE_EXTENSIONS: [&str; 4] = ["pem", "crt", "cert", "gid"];
 /// Most certificates read from one trust root file.
 const MAX_ROOTS_PER_FILE: usize = 1024;
 
-/// The configured trust roots.
-#[derive(Debug, Clone, Default)]
+/// The configured trust roots. The OpenSSL store is built on first use
+/// after the roots change and shared by every verification.
+#[derive(Default)]
 pub struct TrustStore {
     roots: Vec<GeniCert>,
+    store: OnceLock<X509Store>,
+}
+
+impl Clone for TrustStore {
+    fn clone(&self) -> TrustStore {
+        TrustStore {
+            roots: self.roots.clone(),
+            store: OnceLock::new(),
+        }
+    }
+}
+
+impl fmt::Debug for TrustStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self.roots.iter().map(GeniCert::display_name).collect();
+        f.debug_struct("TrustStore").field("roots", &names).finish()
+    }
 }
 
 /// A chain that verified: leaf first, the trust root last.
@@ -82,7 +103,10 @@ impl TrustStore {
             source,
         })?;
         match parse_chain_limited(&bytes, MAX_ROOTS_PER_FILE) {
-            Ok(certs) => self.roots.extend(certs),
+            Ok(certs) => {
+                self.roots.extend(certs);
+                self.store = OnceLock::new();
+            }
             Err(CertError::NoCertificate) => {}
             Err(source) => {
                 return Err(TrustLoadError::BadRoot {
@@ -97,6 +121,7 @@ impl TrustStore {
     /// Adds one root certificate.
     pub fn add_root(&mut self, root: GeniCert) {
         self.roots.push(root);
+        self.store = OnceLock::new();
     }
 
     /// The roots, in load order.
@@ -112,7 +137,8 @@ impl TrustStore {
         untrusted: &[GeniCert],
         at: DateTime<Utc>,
     ) -> Result<VerifiedChain, TrustError> {
-        let chain = openssl_chain::build_and_verify(&self.roots, leaf, untrusted, at)?;
+        let chain =
+            openssl_chain::build_and_verify(self.x509_store()?, &self.roots, leaf, untrusted, at)?;
         namespace::check_chain(&chain)?;
         Ok(VerifiedChain { chain })
     }
@@ -127,6 +153,18 @@ impl TrustStore {
             .split_first()
             .ok_or(TrustError::Certificate(CertError::NoCertificate))?;
         self.verify(leaf, rest, at)
+    }
+}
+
+impl TrustStore {
+    /// The OpenSSL store of the roots, built once per change of the roots.
+    fn x509_store(&self) -> Result<&X509Store, TrustError> {
+        if let Some(store) = self.store.get() {
+            return Ok(store);
+        }
+        let built = openssl_chain::build_store(&self.roots)?;
+        // Another thread may have built an identical store meanwhile.
+        Ok(self.store.get_or_init(|| built))
     }
 }
 

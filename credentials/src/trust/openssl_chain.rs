@@ -9,9 +9,10 @@ use super::TrustError;
 use crate::cert::{GeniCert, MAX_CHAIN_LEN};
 use chrono::{DateTime, Utc};
 use foreign_types::ForeignTypeRef;
+use openssl::error::ErrorStack;
 use openssl::stack::Stack;
-use openssl::x509::store::X509StoreBuilder;
-use openssl::x509::verify::{X509VerifyFlags, X509VerifyParam};
+use openssl::x509::store::{X509Store, X509StoreBuilder};
+use openssl::x509::verify::{X509VerifyFlags, X509VerifyParam, X509VerifyParamRef};
 use openssl::x509::{X509, X509StoreContext, X509StoreContextRef, X509VerifyResult};
 use openssl_sys as ffi;
 use std::os::raw::c_int;
@@ -22,6 +23,8 @@ unsafe extern "C" {
         ctx: *mut ffi::X509_STORE_CTX,
         cb: Option<unsafe extern "C" fn(c_int, *mut ffi::X509_STORE_CTX) -> c_int>,
     );
+    /// OpenSSL: the verification parameters of one store context (borrowed).
+    fn X509_STORE_CTX_get0_param(ctx: *mut ffi::X509_STORE_CTX) -> *mut ffi::X509_VERIFY_PARAM;
 }
 
 /// Lets a trust anchor without `CA:TRUE` pass; every other error stands.
@@ -47,35 +50,45 @@ enum Outcome {
     },
 }
 
-/// Builds the chain of `leaf` to one of `roots` and verifies it at `at`.
-/// Returns the chain, leaf first and anchor last.
-pub(super) fn build_and_verify(
-    roots: &[GeniCert],
-    leaf: &GeniCert,
-    untrusted: &[GeniCert],
-    at: DateTime<Utc>,
-) -> Result<Vec<GeniCert>, TrustError> {
+/// Builds the OpenSSL store of `roots` with the GENI verification
+/// parameters (every root an anchor, security level 0, depth limit).
+pub(super) fn build_store(roots: &[GeniCert]) -> Result<X509Store, ErrorStack> {
     let mut builder = X509StoreBuilder::new()?;
     for root in roots {
         builder.add_cert(root.x509().clone())?;
     }
     let mut param = X509VerifyParam::new()?;
-    param.set_time(at.timestamp());
     param.set_auth_level(0);
     param.set_depth(MAX_CHAIN_LEN as c_int);
     param.set_flags(X509VerifyFlags::PARTIAL_CHAIN)?;
     builder.set_param(&param)?;
-    let store = builder.build();
+    Ok(builder.build())
+}
 
+/// Builds the chain of `leaf` to a root of `store` and verifies it at `at`.
+/// Returns the chain, leaf first and anchor last, as the caller's
+/// certificates (`leaf`, `untrusted` or `roots`) where they match.
+pub(super) fn build_and_verify(
+    store: &X509Store,
+    roots: &[GeniCert],
+    leaf: &GeniCert,
+    untrusted: &[GeniCert],
+    at: DateTime<Utc>,
+) -> Result<Vec<GeniCert>, TrustError> {
     let mut intermediates = Stack::new()?;
     for cert in untrusted.iter().take(MAX_CHAIN_LEN) {
         intermediates.push(cert.x509().clone())?;
     }
     let mut context = X509StoreContext::new()?;
-    let outcome = context.init(&store, leaf.x509(), &intermediates, |ctx| {
-        // SAFETY: `ctx` is initialised and outlives this call; the callback
-        // is a plain function that only reads the context.
-        unsafe { X509_STORE_CTX_set_verify_cb(ctx.as_ptr(), Some(accept_non_ca_anchor)) };
+    let outcome = context.init(store, leaf.x509(), &intermediates, |ctx| {
+        // SAFETY: `ctx` is initialised and outlives these calls; the
+        // parameters belong to the context, and the callback is a plain
+        // function that only reads the context.
+        unsafe {
+            X509VerifyParamRef::from_ptr_mut(X509_STORE_CTX_get0_param(ctx.as_ptr()))
+                .set_time(at.timestamp());
+            X509_STORE_CTX_set_verify_cb(ctx.as_ptr(), Some(accept_non_ca_anchor));
+        }
         let verified = ctx.verify_cert()?;
         Ok(match (verified, ctx.chain()) {
             (true, Some(chain)) if !chain.is_empty() => {
@@ -88,17 +101,22 @@ pub(super) fn build_and_verify(
             },
         })
     })?;
+    let known = || std::iter::once(leaf).chain(untrusted).chain(roots);
+    let lookup = |x509: X509| match known().find(|c| c.x509().as_ref() == x509.as_ref()) {
+        Some(cert) => Ok(cert.clone()),
+        None => GeniCert::from_x509(x509),
+    };
     match outcome {
         Outcome::Verified(chain) => chain
             .into_iter()
-            .map(|x509| GeniCert::from_x509(x509).map_err(TrustError::from))
+            .map(|x509| lookup(x509).map_err(TrustError::from))
             .collect(),
         Outcome::Failed {
             error,
             depth,
             current,
         } => {
-            let current = current.map(GeniCert::from_x509).transpose()?;
+            let current = current.map(lookup).transpose()?;
             Err(classify(error, depth, current.as_ref().unwrap_or(leaf), at))
         }
     }
