@@ -308,6 +308,7 @@ fn doctype_line(bytes: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     const REQUEST: &str = r#"<?xml version="1.0"?>
 <rspec xmlns="http://www.geni.net/resources/rspec/3" type="request">
@@ -373,5 +374,30 @@ mod tests {
         assert_eq!(issue.line, 3);
         assert_eq!(issue.element.as_deref(), Some("node"));
         assert!(issue.message.contains("client_id"), "{issue}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Hostile edits of a valid request (a byte overwritten, the
+        /// document cut short) never panic, and every problem points inside
+        /// the document.
+        #[test]
+        fn damaged_requests_are_refused_cleanly(at in 0usize..REQUEST.len(), byte in any::<u8>(), cut in any::<bool>()) {
+            let mut bytes = REQUEST.as_bytes().to_vec();
+            if cut {
+                bytes.truncate(at);
+            } else {
+                bytes[at] = byte;
+            }
+            let lines = u32::try_from(bytes.split(|&b| b == b'\n').count()).unwrap();
+            if let Err(invalid) = Validator::new().unwrap().validate_as(&bytes, RspecKind::Request) {
+                prop_assert!(!invalid.issues.is_empty());
+                for issue in &invalid.issues {
+                    prop_assert!(issue.line <= lines, "{issue} beyond {lines} lines");
+                    prop_assert!(!issue.message.is_empty());
+                }
+            }
+        }
     }
 }
