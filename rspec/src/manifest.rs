@@ -28,6 +28,8 @@ pub use placeholder::{placeholder_annotations, urn_authority};
 use crate::tree::{Document, NodeId, ParseError};
 use crate::validate::{RspecKind, RspecVersion};
 use crate::view::{InterfaceMut, LinkMut, NodeMut, RSpec, RSpecMut, ViewError, ns, schema_url};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 /// Schema of the ssh-user extension in manifests.
 const SSH_USER_SCHEMA: &str = "http://www.geni.net/resources/rspec/ext/user/1/manifest.xsd";
@@ -161,18 +163,12 @@ fn check_annotations(
     owned: &Ownership,
     annotations: &Annotations,
 ) -> Result<(), ManifestError> {
-    let nodes: Vec<NodeId> = owned.nodes.clone();
-    check_kind(doc, "node", &nodes, annotations.nodes.keys())?;
     let interfaces: Vec<NodeId> = owned
         .nodes
         .iter()
-        .flat_map(|&n| {
-            crate::view::Node::new(doc, n)
-                .interfaces()
-                .map(|i| i.id())
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|&n| crate::view::Node::new(doc, n).interfaces().map(|i| i.id()))
         .collect();
+    check_kind(doc, "node", &owned.nodes, annotations.nodes.keys())?;
     check_kind(doc, "interface", &interfaces, annotations.interfaces.keys())?;
     check_kind(doc, "link", &owned.links, annotations.links.keys())
 }
@@ -184,21 +180,29 @@ fn check_kind<'k>(
     elements: &[NodeId],
     annotated: impl Iterator<Item = &'k String>,
 ) -> Result<(), ManifestError> {
+    let mut by_client_id: BTreeMap<Cow<'_, str>, Vec<NodeId>> = BTreeMap::new();
+    for &id in elements {
+        if let Some(client_id) = crate::view::client_id(doc, id) {
+            by_client_id.entry(client_id).or_default().push(id);
+        }
+    }
     for client_id in annotated {
-        let mut uses = elements
-            .iter()
-            .filter(|&&id| crate::view::client_id(doc, id).as_deref() == Some(client_id.as_str()));
-        let first = uses.next().ok_or_else(|| ManifestError::UnknownClientId {
-            kind,
-            client_id: client_id.clone(),
-        })?;
-        if let Some(&second) = uses.next() {
-            return Err(ManifestError::DuplicateClientId {
-                kind,
-                client_id: client_id.clone(),
-                first_line: doc.line(*first),
-                line: doc.line(second),
-            });
+        match by_client_id.get(client_id.as_str()).map(Vec::as_slice) {
+            None | Some([]) => {
+                return Err(ManifestError::UnknownClientId {
+                    kind,
+                    client_id: client_id.clone(),
+                });
+            }
+            Some([_]) => {}
+            Some([first, second, ..]) => {
+                return Err(ManifestError::DuplicateClientId {
+                    kind,
+                    client_id: client_id.clone(),
+                    first_line: doc.line(*first),
+                    line: doc.line(*second),
+                });
+            }
         }
     }
     Ok(())
@@ -313,3 +317,6 @@ fn annotate_link(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

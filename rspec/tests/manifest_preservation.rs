@@ -257,3 +257,56 @@ fn requests_bound_to_our_cm_keep_everything_and_carry_the_annotations() {
         "no request exercised a foreign node or link"
     );
 }
+
+#[test]
+fn the_checker_catches_losses_and_changes() {
+    let cm = "urn:publicid:IDN+emulab.net+authority+cm";
+    let bytes = std::fs::read(corpus("rspec/request/emulab__utahcloud-utahms.rspec")).unwrap();
+    let request = Document::parse(&bytes).unwrap();
+    let annotations = manifest::placeholder_annotations(&request, cm).unwrap();
+    let built = manifest::build(&request, cm, &annotations).unwrap();
+    let text = String::from_utf8(built.to_bytes()).unwrap();
+    let report = checker::check(&bytes, text.as_bytes(), cm).unwrap();
+    assert_eq!(report.foreign, 1, "the utahcl node");
+    let tampered = [
+        (
+            "namespace dropped",
+            text.replacen(
+                " xmlns:planetlab=\"http://www.planet-lab.org/resources/sfa/ext/planetlab/1\"",
+                "",
+                1,
+            ),
+        ),
+        (
+            "foreign attribute changed",
+            text.replacen("UBUNTU14-64-STD", "UBUNTU16-64-STD", 1),
+        ),
+        (
+            "element dropped",
+            text.replacen(
+                "<property capacity=\"10000\" dest_id=\"utahem:if0\" source_id=\"utahcl:if0\"/>",
+                "",
+                1,
+            ),
+        ),
+        (
+            "extension attribute changed",
+            text.replacen("20150415:17:41:15", "20150415:17:41:16", 1),
+        ),
+        (
+            "foreign white space changed",
+            text.replacen("\"utahcl:if0\">\n\t\t<ip", "\"utahcl:if0\">\n\t\t <ip", 1),
+        ),
+        (
+            "type not manifest",
+            text.replacen("type=\"manifest\"", "type=\"request\"", 1),
+        ),
+    ];
+    for (what, changed) in tampered {
+        assert_ne!(changed, text, "{what}: the edit applies");
+        assert!(
+            checker::check(&bytes, changed.as_bytes(), cm).is_err(),
+            "{what} not caught"
+        );
+    }
+}

@@ -13,9 +13,17 @@ use std::collections::BTreeSet;
 const PLACEHOLDER_VLANTAG: &str = "0";
 
 /// The authority part of a GENI URN
-/// (`urn:publicid:IDN+<authority>+<type>+<name>`), if `urn` is one.
+/// (`urn:publicid:IDN+<authority>+<type>+<name>`), if `urn` is one. The
+/// `urn:publicid:IDN+` prefix is matched ignoring ASCII case, as URN
+/// namespace identifiers are (`urn:publicId:` occurs in real requests).
 pub fn urn_authority(urn: &str) -> Option<&str> {
-    let rest = urn.trim().strip_prefix("urn:publicid:IDN+")?;
+    const PREFIX: &str = "urn:publicid:IDN+";
+    let urn = urn.trim();
+    let head = urn.get(..PREFIX.len())?;
+    let rest = &urn[PREFIX.len()..];
+    if !head.eq_ignore_ascii_case(PREFIX) {
+        return None;
+    }
     let mut parts = rest.splitn(3, '+');
     let authority = parts.next()?;
     let (kind, name) = (parts.next()?, parts.next()?);
@@ -131,6 +139,11 @@ mod tests {
             None
         );
         assert_eq!(urn_authority("https://example.org"), None);
+        assert_eq!(
+            urn_authority("urn:publicId:IDN+localhost+authority+am"),
+            Some("localhost")
+        );
+        assert_eq!(urn_authority("urn:é"), None);
     }
 
     #[test]

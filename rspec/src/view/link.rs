@@ -19,26 +19,26 @@ element_view! {
 
 impl<'a> Link<'a> {
     /// The `name` of every `<component_manager>`: the CMs the link spans.
-    pub fn component_managers(&self) -> impl Iterator<Item = Cow<'a, str>> + 'a {
+    pub fn component_managers(&self) -> impl Iterator<Item = Cow<'a, str>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "component_manager")
             .filter_map(move |id| doc.attribute(id, "name"))
     }
 
     /// Every `<link_type>`.
-    pub fn link_types(&self) -> impl Iterator<Item = LinkType<'a>> + 'a {
+    pub fn link_types(&self) -> impl Iterator<Item = LinkType<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "link_type").map(move |id| LinkType::new(doc, id))
     }
 
     /// Every `<interface_ref>`: the link's end points.
-    pub fn interface_refs(&self) -> impl Iterator<Item = InterfaceRef<'a>> + 'a {
+    pub fn interface_refs(&self) -> impl Iterator<Item = InterfaceRef<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "interface_ref").map(move |id| InterfaceRef::new(doc, id))
     }
 
     /// Every `<property>`.
-    pub fn properties(&self) -> impl Iterator<Item = Property<'a>> + 'a {
+    pub fn properties(&self) -> impl Iterator<Item = Property<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "property").map(move |id| Property::new(doc, id))
     }

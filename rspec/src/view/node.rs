@@ -29,7 +29,7 @@ impl<'a> Node<'a> {
     }
 
     /// Every `<sliver_type>`.
-    pub fn sliver_types(&self) -> impl Iterator<Item = SliverType<'a>> + 'a {
+    pub fn sliver_types(&self) -> impl Iterator<Item = SliverType<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "sliver_type").map(move |id| SliverType::new(doc, id))
     }
@@ -40,7 +40,7 @@ impl<'a> Node<'a> {
     }
 
     /// Every `<hardware_type>`.
-    pub fn hardware_types(&self) -> impl Iterator<Item = HardwareType<'a>> + 'a {
+    pub fn hardware_types(&self) -> impl Iterator<Item = HardwareType<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "hardware_type").map(move |id| HardwareType::new(doc, id))
     }
@@ -57,7 +57,7 @@ impl<'a> Node<'a> {
     }
 
     /// Every `<interface>`.
-    pub fn interfaces(&self) -> impl Iterator<Item = Interface<'a>> + 'a {
+    pub fn interfaces(&self) -> impl Iterator<Item = Interface<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "interface").map(move |id| Interface::new(doc, id))
     }
@@ -68,7 +68,7 @@ impl<'a> Node<'a> {
     }
 
     /// The `name` of every `<host>` (manifests).
-    pub fn hosts(&self) -> impl Iterator<Item = std::borrow::Cow<'a, str>> + 'a {
+    pub fn hosts(&self) -> impl Iterator<Item = std::borrow::Cow<'a, str>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "host").filter_map(move |id| doc.attribute(id, "name"))
     }
@@ -84,7 +84,7 @@ element_view! {
 
 impl<'a> SliverType<'a> {
     /// Every `<disk_image>` inside.
-    pub fn disk_images(&self) -> impl Iterator<Item = DiskImage<'a>> + 'a {
+    pub fn disk_images(&self) -> impl Iterator<Item = DiskImage<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "disk_image").map(move |id| DiskImage::new(doc, id))
     }
@@ -142,7 +142,7 @@ element_view! {
 
 impl<'a> Interface<'a> {
     /// Every `<ip>`.
-    pub fn ips(&self) -> impl Iterator<Item = Ip<'a>> + 'a {
+    pub fn ips(&self) -> impl Iterator<Item = Ip<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "ip").map(move |id| Ip::new(doc, id))
     }

@@ -109,13 +109,13 @@ impl<'a> RSpec<'a> {
     }
 
     /// Every `<node>` child, in document order.
-    pub fn nodes(&self) -> impl Iterator<Item = Node<'a>> + 'a {
+    pub fn nodes(&self) -> impl Iterator<Item = Node<'a>> + use<'a> {
         let doc = self.doc;
         super::children_named(doc, self.id, "node").map(move |id| Node::new(doc, id))
     }
 
     /// Every `<link>` child, in document order.
-    pub fn links(&self) -> impl Iterator<Item = Link<'a>> + 'a {
+    pub fn links(&self) -> impl Iterator<Item = Link<'a>> + use<'a> {
         let doc = self.doc;
         super::children_named(doc, self.id, "link").map(move |id| Link::new(doc, id))
     }

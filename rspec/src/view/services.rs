@@ -11,32 +11,32 @@ element_view! {
 
 impl<'a> Services<'a> {
     /// Every `<login>`.
-    pub fn logins(&self) -> impl Iterator<Item = Login<'a>> + 'a {
+    pub fn logins(&self) -> impl Iterator<Item = Login<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "login").map(move |id| Login::new(doc, id))
     }
 
     /// Every `<execute>`.
-    pub fn executes(&self) -> impl Iterator<Item = Execute<'a>> + 'a {
+    pub fn executes(&self) -> impl Iterator<Item = Execute<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "execute").map(move |id| Execute::new(doc, id))
     }
 
     /// Every `<install>`.
-    pub fn installs(&self) -> impl Iterator<Item = Install<'a>> + 'a {
+    pub fn installs(&self) -> impl Iterator<Item = Install<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "install").map(move |id| Install::new(doc, id))
     }
 
     /// Every ssh-user `<services_user>`.
-    pub fn users(&self) -> impl Iterator<Item = ServicesUser<'a>> + 'a {
+    pub fn users(&self) -> impl Iterator<Item = ServicesUser<'a>> + use<'a> {
         let doc = self.doc;
         doc.elements_named(self.id, ns::SSH_USER, "services_user")
             .map(move |id| ServicesUser::new(doc, id))
     }
 
     /// Every jFed `<proxy>`.
-    pub fn proxies(&self) -> impl Iterator<Item = Proxy<'a>> + 'a {
+    pub fn proxies(&self) -> impl Iterator<Item = Proxy<'a>> + use<'a> {
         let doc = self.doc;
         doc.elements_named(self.id, ns::PROXY, "proxy")
             .map(move |id| Proxy::new(doc, id))

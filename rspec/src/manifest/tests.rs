@@ -1,0 +1,143 @@
+//! Unit tests of the manifest builder on small hand-written requests.
+
+use super::*;
+
+const CM: &str = "urn:publicid:IDN+a.example+authority+cm";
+const OTHER: &str = "urn:publicid:IDN+b.example+authority+cm";
+
+fn request(body: &str) -> Document {
+    let text = format!(
+        "<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" type=\"request\">\n{body}\n</rspec>"
+    );
+    Document::parse(text.as_bytes()).unwrap()
+}
+
+fn node_annotation(sliver: &str) -> NodeAnnotation {
+    NodeAnnotation {
+        sliver_id: sliver.to_owned(),
+        ..NodeAnnotation::default()
+    }
+}
+
+#[test]
+fn advertisements_and_manifests_are_not_requests() {
+    for kind in ["advertisement", "manifest"] {
+        let text =
+            format!("<rspec xmlns=\"http://www.geni.net/resources/rspec/3\"\n type=\"{kind}\"/>");
+        let doc = Document::parse(text.as_bytes()).unwrap();
+        match build(&doc, CM, &Annotations::default()).unwrap_err() {
+            ManifestError::NotARequest { line, found } => {
+                assert_eq!((line, found.as_str()), (1, kind));
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+}
+
+#[test]
+fn a_request_without_type_is_accepted_and_gets_type_manifest() {
+    let doc = Document::parse(b"<rspec xmlns=\"http://www.geni.net/resources/rspec/3\"/>").unwrap();
+    let manifest = build(&doc, CM, &Annotations::default()).unwrap();
+    let rspec = RSpec::new(&manifest).unwrap();
+    assert_eq!(rspec.rspec_type(), Some(RspecKind::Manifest));
+    assert_eq!(
+        rspec.schema_location().as_deref(),
+        Some(
+            "http://www.geni.net/resources/rspec/3 http://www.geni.net/resources/rspec/3/manifest.xsd"
+        )
+    );
+}
+
+#[test]
+fn annotations_for_foreign_or_missing_elements_are_refused() {
+    let doc = request(&format!(
+        "<node client_id=\"theirs\" component_manager_id=\"{OTHER}\"/>"
+    ));
+    let mut annotations = Annotations::default();
+    annotations.nodes.insert(
+        "theirs".into(),
+        node_annotation("urn:publicid:IDN+a.example+sliver+1"),
+    );
+    let error = build(&doc, CM, &annotations).unwrap_err();
+    assert!(
+        matches!(&error, ManifestError::UnknownClientId { kind: "node", client_id } if client_id == "theirs"),
+        "{error}"
+    );
+    annotations.nodes.clear();
+    annotations
+        .links
+        .insert("nolink".into(), LinkAnnotation::default());
+    assert!(matches!(
+        build(&doc, CM, &annotations).unwrap_err(),
+        ManifestError::UnknownClientId { kind: "link", .. }
+    ));
+}
+
+#[test]
+fn an_annotated_client_id_used_twice_is_refused_with_both_lines() {
+    let doc = request("<node client_id=\"n\"/>\n<node client_id=\"n\"/>");
+    let mut annotations = Annotations::default();
+    annotations.nodes.insert(
+        "n".into(),
+        node_annotation("urn:publicid:IDN+a.example+sliver+1"),
+    );
+    match build(&doc, CM, &annotations).unwrap_err() {
+        ManifestError::DuplicateClientId {
+            first_line, line, ..
+        } => assert_eq!((first_line, line), (2, 3)),
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn an_invalid_component_manager_is_refused() {
+    let doc = request("");
+    assert!(matches!(
+        build(&doc, "a.example", &Annotations::default()).unwrap_err(),
+        ManifestError::InvalidComponentManager(_)
+    ));
+}
+
+#[test]
+fn unbound_nodes_get_our_cm_and_links_between_them_name_it() {
+    let doc = request(
+        "<node client_id=\"a\"><interface client_id=\"a:if0\"/></node>\n\
+         <node client_id=\"b\"><interface client_id=\"b:if0\"/></node>\n\
+         <link client_id=\"l\"><interface_ref client_id=\"a:if0\"/><interface_ref client_id=\"b:if0\"/></link>",
+    );
+    let annotations = placeholder_annotations(&doc, CM).unwrap();
+    let manifest = build(&doc, CM, &annotations).unwrap();
+    let rspec = RSpec::new(&manifest).unwrap();
+    for node in rspec.nodes() {
+        assert_eq!(node.component_manager_id().as_deref(), Some(CM));
+    }
+    let link = rspec.link("l").unwrap();
+    assert_eq!(link.component_managers().collect::<Vec<_>>(), [CM]);
+    assert_eq!(link.vlantag().as_deref(), Some("0"));
+    let end = link.interface_refs().next().unwrap();
+    assert_eq!(
+        end.sliver_id().as_deref(),
+        Some("urn:publicid:IDN+a.example+sliver+a-if0")
+    );
+}
+
+#[test]
+fn ssh_user_prefix_is_declared_once_on_the_root() {
+    let doc = request("<node client_id=\"a\"/>");
+    let mut annotations = Annotations::default();
+    let mut node = node_annotation("urn:publicid:IDN+a.example+sliver+a");
+    node.users = vec![SshUser {
+        login: "alice".into(),
+        user_urn: None,
+        public_keys: vec!["ssh-ed25519 AAAA".into()],
+    }];
+    annotations.nodes.insert("a".into(), node);
+    let manifest = build(&doc, CM, &annotations).unwrap();
+    let text = String::from_utf8(manifest.to_bytes()).unwrap();
+    assert_eq!(text.matches("xmlns:ssh-user=").count(), 1, "{text}");
+    assert!(text.contains("http://www.geni.net/resources/rspec/ext/user/1 http://www.geni.net/resources/rspec/ext/user/1/manifest.xsd"));
+    assert!(
+        text.contains("<ssh-user:public_key>ssh-ed25519 AAAA</ssh-user:public_key>"),
+        "{text}"
+    );
+}
