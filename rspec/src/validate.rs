@@ -3,8 +3,7 @@
 //! tell?
 //!
 //! Steps, each reported as [`Issue`]s naming line and element:
-//! 1. size limit, then a secure libxml2 parse (no DOCTYPE, no entities, no
-//!    network);
+//! 1. a secure libxml2 parse (no DOCTYPE, no entities, no network);
 //! 2. identification: namespace of the document element (GENI v3 or
 //!    ProtoGENI v2) and its `type` (advertisement, request, manifest),
 //!    optionally required to be a given kind;
@@ -13,10 +12,12 @@
 //!    project knows (stitching, ssh-user, opstate, jFed proxy) are checked;
 //! 4. for requests, the rules of [`semantic`](self) the schemas cannot
 //!    express (unique `client_id`s, link endpoints that exist, one
-//!    `sliver_type` per node), on the lossless [`tree`](crate::tree) parsed
-//!    with its [`Limits`].
+//!    `sliver_type` per node), on the lossless [`tree`](crate::tree).
 //!
-//! A [`Validator`] is cheap to copy and safe to use from many threads.
+//! Before any of this, the tree parse enforces the [`Limits`] (size, depth,
+//! attributes, nodes), so libxml2 only ever sees bounded documents.
+//!
+//! A [`Validator`] is cheap to clone and safe to use from many threads.
 
 mod identify;
 mod schema_set;
@@ -218,6 +219,16 @@ impl Validator {
     }
 
     fn run(&self, bytes: &[u8], expected: Option<RspecKind>) -> Result<Validated, Invalid> {
+        // The tree parse enforces every limit (size, depth, attributes,
+        // nodes) before libxml2 sees the bytes; its other complaints wait
+        // until libxml2 has given its own, standard ones.
+        let tree = Document::parse_with_limits(bytes, &self.limits);
+        if let Err(error) = &tree {
+            let issue = tree_issue(error);
+            if issue.kind == IssueKind::Limit {
+                return Err(Invalid::one(issue));
+            }
+        }
         let doc = self.parse(bytes)?;
         let root = doc.root_element().ok_or_else(|| {
             Invalid::one(syntax_issue(0, "the document has no element".to_owned()))
@@ -225,7 +236,7 @@ impl Validator {
         let (version, kind) = identify::identify(&root, expected).map_err(Invalid::one)?;
         let mut issues = self.schemas.validate(&doc, version, kind);
         if kind == RspecKind::Request {
-            match Document::parse_with_limits(bytes, &self.limits) {
+            match tree {
                 Ok(tree) => issues.extend(semantic::check_request(&tree, version.namespace())),
                 Err(error) => issues.push(tree_issue(&error)),
             }
@@ -348,13 +359,21 @@ mod tests {
     }
 
     #[test]
-    fn tree_limits_apply_to_requests() {
-        let limits = Limits {
+    fn depth_and_attribute_limits_apply_to_every_kind() {
+        let depth = Limits {
             max_depth: 2,
             ..Limits::default()
         };
-        let issues = refuse(REQUEST, limits);
+        let issues = refuse(REQUEST, depth);
         assert_eq!((issues[0].kind, issues[0].line), (IssueKind::Limit, 3));
+        let ad = "<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" type=\"advertisement\"\n a=\"1\" b=\"2\"/>";
+        let attributes = Limits {
+            max_attributes: 2,
+            ..Limits::default()
+        };
+        let issues = refuse(ad, attributes);
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].kind, IssueKind::Limit);
     }
 
     #[test]
