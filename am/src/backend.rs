@@ -1,0 +1,284 @@
+//! The compute backend: the [`Compute`] trait the jobs drive, and the types it
+//! speaks (inventory, VM specifications and observations, networks, errors).
+//!
+//! A backend is a cloud seen through a small, synchronous, idempotent API:
+//! every VM this aggregate creates carries a unique tag (the sliver URN), so
+//! creation can be retried after a crash by first searching for the tag, and
+//! the reconciler can list the VMs that belong to this aggregate. The
+//! in-process [`sim::SimulatedCloud`] implements it for tests and first runs;
+//! an OpenNebula driver (create on hold with a tag label, search by label,
+//! terminate-hard, one virtual network per link, CONTEXT update for keys)
+//! implements the same trait.
+
+pub mod sim;
+
+use thiserror::Error;
+
+/// A user and the SSH public keys to install for them (from `geni_users`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserKeys {
+    /// The user's GENI URN (`urn:publicid:IDN+…+user+alice`).
+    pub urn: String,
+    /// SSH public keys, one per entry; may be empty (locks the user out).
+    pub keys: Vec<String>,
+}
+
+/// What the cloud offers: the physical hosts and the VM flavours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inventory {
+    /// Hosts VMs can be placed on.
+    pub hosts: Vec<Host>,
+    /// Sliver types (VM flavours) a request may name.
+    pub sliver_types: Vec<SliverType>,
+}
+
+/// One physical host of the cloud.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    /// The host's component URN (`urn:publicid:IDN+<authority>+node+<name>`).
+    pub component_id: String,
+    /// The host's short name, as the advertisement shows it.
+    pub name: String,
+    /// CPU cores available to VMs.
+    pub cpus: u32,
+    /// Memory available to VMs, in MiB.
+    pub memory_mb: u64,
+    /// The most VMs the host runs at once.
+    pub max_vms: u32,
+}
+
+/// A VM flavour a request can ask for by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SliverType {
+    /// The `sliver_type` name used in RSpecs (e.g. `xen-vm`, `small`).
+    pub name: String,
+    /// CPU cores one VM of this type takes.
+    pub cpus: u32,
+    /// Memory one VM of this type takes, in MiB.
+    pub memory_mb: u64,
+    /// Disk images this type can boot; the first is the default.
+    pub disk_images: Vec<DiskImage>,
+}
+
+/// A bootable disk image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskImage {
+    /// The image name or URN used in RSpecs (`disk_image name=…`).
+    pub name: String,
+    /// Operating system family (e.g. `Linux`).
+    pub os: String,
+    /// Operating system version (e.g. `22.04`).
+    pub version: String,
+    /// A sentence describing the image.
+    pub description: String,
+}
+
+/// What to create: one VM for one sliver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VmSpec {
+    /// Unique tag of the VM, the sliver URN; creating twice with one tag
+    /// yields the same VM.
+    pub tag: String,
+    /// Name of the VM (the request's `client_id`), used for its hostname.
+    pub name: String,
+    /// Component URN of the host to place the VM on; `None` lets the cloud choose.
+    pub host: Option<String>,
+    /// Sliver type (flavour) name.
+    pub sliver_type: String,
+    /// Disk image name; `None` boots the type's default image.
+    pub disk_image: Option<String>,
+    /// Users and keys to install at first boot.
+    pub users: Vec<UserKeys>,
+    /// Link networks to attach, one NIC each, in order.
+    pub networks: Vec<NetHandle>,
+}
+
+/// The cloud's handle on a VM (an OpenNebula VM id, a simulator id).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VmHandle(pub String);
+
+/// The cloud's handle on a link network.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NetHandle(pub String);
+
+/// What to create for one link of a slice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetSpec {
+    /// Unique tag of the network (the link's sliver URN); creating twice
+    /// with one tag yields the same network.
+    pub tag: String,
+    /// Name of the network (the link's `client_id`).
+    pub name: String,
+}
+
+/// The power state of a VM as the cloud reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VmState {
+    /// Created, not yet placed or defined on a host.
+    Pending,
+    /// Powering on (booting, contextualising).
+    Booting,
+    /// Running and usable.
+    Running,
+    /// Powering off.
+    Stopping,
+    /// Defined but powered off.
+    Stopped,
+    /// Failed; the observation's message says why.
+    Failed,
+    /// No longer exists in the cloud.
+    Gone,
+}
+
+/// One network interface of a VM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NicAddress {
+    /// The network the NIC is attached to; `None` for the control network.
+    pub network: Option<NetHandle>,
+    /// IPv4 address.
+    pub ip: String,
+    /// MAC address (`02:00:…`).
+    pub mac: String,
+}
+
+/// A snapshot of one VM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VmObservation {
+    /// Power state.
+    pub state: VmState,
+    /// The cloud's message for the state (the error text when failed).
+    pub message: String,
+    /// Fully qualified host name experimenters log in to.
+    pub hostname: String,
+    /// Interfaces, the control network first.
+    pub addresses: Vec<NicAddress>,
+}
+
+/// A VM carrying this aggregate's tag, as listed by [`Compute::list_vms`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaggedVm {
+    /// The cloud's handle.
+    pub handle: VmHandle,
+    /// The tag given at creation (a sliver URN).
+    pub tag: String,
+}
+
+/// How a backend error should be handled by its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Try again later (network trouble, a locked object, a transient state).
+    Transient,
+    /// Retrying will not help; the sliver fails with the message.
+    Permanent,
+    /// The cloud has no room (quota, capacity); the sliver fails with the message.
+    Capacity,
+}
+
+/// A backend failure, classified for retry decisions.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BackendError {
+    /// A failure that may go away by itself; the operation can be retried.
+    #[error("backend temporarily unavailable: {0}")]
+    Transient(String),
+    /// A failure retrying will not fix (bad image, refused operation).
+    #[error("backend refused the operation: {0}")]
+    Permanent(String),
+    /// The cloud has no capacity or quota left for this request.
+    #[error("backend out of capacity: {0}")]
+    Capacity(String),
+    /// The VM or network does not exist (any more).
+    #[error("backend has no {kind} {id}")]
+    NotFound {
+        /// `VM` or `network`.
+        kind: &'static str,
+        /// The handle that was not found.
+        id: String,
+    },
+}
+
+impl BackendError {
+    /// The class that decides between retrying and failing the sliver.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            BackendError::Transient(_) => ErrorClass::Transient,
+            BackendError::Capacity(_) => ErrorClass::Capacity,
+            BackendError::Permanent(_) | BackendError::NotFound { .. } => ErrorClass::Permanent,
+        }
+    }
+
+    /// Whether the operation is worth retrying later.
+    pub fn is_transient(&self) -> bool {
+        self.class() == ErrorClass::Transient
+    }
+}
+
+/// A cloud the aggregate provisions VMs and link networks on.
+///
+/// Every method is synchronous and may block on the network; the jobs call
+/// them from worker threads, never from a request path. Operations on
+/// handles that no longer exist return [`BackendError::NotFound`], except
+/// [`Compute::destroy`] and [`Compute::destroy_network`], which succeed.
+pub trait Compute: Send + Sync {
+    /// A short name for logs (e.g. `simulated cloud`).
+    fn name(&self) -> &str;
+
+    /// The hosts and VM flavours the cloud offers.
+    fn inventory(&self) -> Result<Inventory, BackendError>;
+
+    /// Creates the VM described by `spec`, powered off, or returns the VM
+    /// that already carries `spec.tag`.
+    fn create_vm(&self, spec: &VmSpec) -> Result<VmHandle, BackendError>;
+
+    /// The VM carrying `tag`, if any (used before retrying a creation).
+    fn find_vm(&self, tag: &str) -> Result<Option<VmHandle>, BackendError>;
+
+    /// The current state, addresses and message of a VM; a VM that no
+    /// longer exists is reported as [`VmState::Gone`].
+    fn observe(&self, vm: &VmHandle) -> Result<VmObservation, BackendError>;
+
+    /// Powers a VM on; it boots and ends running (or failed).
+    fn start(&self, vm: &VmHandle) -> Result<(), BackendError>;
+
+    /// Powers a VM off.
+    fn stop(&self, vm: &VmHandle) -> Result<(), BackendError>;
+
+    /// Reboots a running VM.
+    fn restart(&self, vm: &VmHandle) -> Result<(), BackendError>;
+
+    /// Installs `users`' keys: listed users' key sets are replaced, others
+    /// are left alone.
+    fn update_users(&self, vm: &VmHandle, users: &[UserKeys]) -> Result<(), BackendError>;
+
+    /// Destroys a VM at once (terminate-hard), freeing its capacity;
+    /// destroying a VM that is already gone succeeds.
+    fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError>;
+
+    /// Every VM carrying a tag of this aggregate.
+    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError>;
+
+    /// Creates the network for one link, or returns the one carrying `spec.tag`.
+    fn create_network(&self, spec: &NetSpec) -> Result<NetHandle, BackendError>;
+
+    /// Destroys a link network; destroying one that is already gone succeeds.
+    fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_classified_for_retries() {
+        assert!(BackendError::Transient("timeout".into()).is_transient());
+        assert_eq!(
+            BackendError::Capacity("quota".into()).class(),
+            ErrorClass::Capacity
+        );
+        let gone = BackendError::NotFound {
+            kind: "VM",
+            id: "7".into(),
+        };
+        assert_eq!(gone.class(), ErrorClass::Permanent);
+        assert_eq!(gone.to_string(), "backend has no VM 7");
+    }
+}

@@ -1,0 +1,471 @@
+//! The simulated cloud: an in-process [`Compute`] backend for tests and for
+//! a first run without a real cloud. Its hosts and VM flavours come from the
+//! `[backend.sim]` configuration; VMs move through pending, booting and
+//! running with configurable delays, boots fail at a configurable, seeded
+//! rate, and every VM gets addresses on the control network and on each
+//! link network it is attached to. Nothing here talks to a real machine.
+
+pub mod clock;
+pub mod config;
+mod faults;
+mod network;
+mod vm;
+
+use crate::backend::{
+    BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
+    TaggedVm, UserKeys, VmHandle, VmObservation, VmSpec, VmState,
+};
+use clock::SimClock;
+use config::{SimConfig, SimConfigError, Subnet};
+use faults::Faults;
+use network::AddressPool;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use vm::{Delays, SimVm};
+
+/// The in-process simulated cloud. Thread-safe: one lock guards its state.
+#[derive(Debug)]
+pub struct SimulatedCloud {
+    inventory: Inventory,
+    domain: String,
+    delays: Delays,
+    clock: SimClock,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    next_id: u64,
+    vms: BTreeMap<u64, SimVm>,
+    control: AddressPool,
+    networks: BTreeMap<u64, SimNetwork>,
+    faults: Faults,
+    created: u64,
+}
+
+#[derive(Debug)]
+struct SimNetwork {
+    tag: String,
+    pool: AddressPool,
+}
+
+/// Link networks get `192.168.<n>.0/24`, so at most this many exist at once.
+const MAX_LINK_NETWORKS: u64 = 256;
+
+impl SimulatedCloud {
+    /// A simulated cloud on the real clock; host component URNs are built
+    /// under `authority` (e.g. `geni-am.example.net`).
+    pub fn new(config: &SimConfig, authority: &str) -> Result<SimulatedCloud, SimConfigError> {
+        SimulatedCloud::with_clock(config, authority, SimClock::real())
+    }
+
+    /// A simulated cloud on the given clock (tests pass [`SimClock::manual`]).
+    pub fn with_clock(
+        config: &SimConfig,
+        authority: &str,
+        clock: SimClock,
+    ) -> Result<SimulatedCloud, SimConfigError> {
+        config.validate()?;
+        let control = Subnet::parse(&config.control_subnet).map_err(|problem| SimConfigError {
+            key: "backend.sim.control_subnet".into(),
+            problem,
+        })?;
+        tracing::info!(
+            hosts = config.hosts.len(),
+            failure_rate = config.failure_rate,
+            "simulated cloud ready (no real VMs are created)"
+        );
+        Ok(SimulatedCloud {
+            inventory: inventory_of(config, authority),
+            domain: config.domain.clone(),
+            delays: Delays {
+                create: Duration::from_millis(config.create_delay_ms),
+                boot: Duration::from_millis(config.boot_delay_ms),
+                stop: Duration::from_millis(config.stop_delay_ms),
+            },
+            clock,
+            state: Mutex::new(State {
+                next_id: 1,
+                vms: BTreeMap::new(),
+                control: AddressPool::new(control, None),
+                networks: BTreeMap::new(),
+                faults: Faults::new(config.failure_rate, config.seed),
+                created: 0,
+            }),
+        })
+    }
+
+    /// The clock the simulation runs on.
+    pub fn clock(&self) -> &SimClock {
+        &self.clock
+    }
+
+    /// Makes the next boot of the VM tagged `tag` (created or not yet) fail
+    /// with `message`.
+    pub fn fail_next_boot(&self, tag: &str, message: &str) {
+        self.lock().faults.inject_boot_failure(tag, message);
+    }
+
+    /// Makes the next `calls` operations fail with a transient error.
+    pub fn fail_next_calls(&self, calls: u32) {
+        self.lock().faults.inject_transient(calls);
+    }
+
+    /// Removes the VM tagged `tag` behind the aggregate's back, as an
+    /// operator deleting it in the cloud would; returns whether it existed.
+    pub fn vanish(&self, tag: &str) -> bool {
+        let mut state = self.lock();
+        let id = state
+            .vms
+            .iter()
+            .find(|(_, vm)| vm.tag == tag)
+            .map(|(id, _)| *id);
+        id.map(|id| state.remove_vm(id)).is_some()
+    }
+
+    /// How many VMs were ever created (repeated creations of one tag count once).
+    pub fn vms_created(&self) -> u64 {
+        self.lock().created
+    }
+
+    /// The users and keys installed on a VM, if it exists.
+    pub fn users_of(&self, vm: &VmHandle) -> Option<BTreeMap<String, Vec<String>>> {
+        let state = self.lock();
+        let id = parse_id(&vm.0, "VM").ok()?;
+        state.vms.get(&id).map(|vm| vm.users.clone())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Locks the state, consumes an injected transient failure if any, and
+    /// settles every VM's pending transitions.
+    fn enter(&self, operation: &str) -> Result<MutexGuard<'_, State>, BackendError> {
+        let mut state = self.lock();
+        state.faults.take_transient(operation)?;
+        let now = self.clock.now();
+        for vm in state.vms.values_mut() {
+            vm.settle(now, &self.delays);
+        }
+        Ok(state)
+    }
+
+    /// Runs `action` on the VM behind `handle` with the current time and the
+    /// failure draw of its next boot.
+    fn with_vm(
+        &self,
+        operation: &str,
+        handle: &VmHandle,
+        action: impl FnOnce(&mut SimVm, Duration, Option<String>) -> Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
+        let mut state = self.enter(operation)?;
+        let id = parse_id(&handle.0, "VM")?;
+        let State { vms, faults, .. } = &mut *state;
+        let vm = vms.get_mut(&id).ok_or_else(|| not_found("VM", &handle.0))?;
+        let failure = faults.boot_failure(&vm.tag, vm.boots + 1);
+        tracing::debug!(vm = %handle.0, tag = %vm.tag, operation, "simulated cloud");
+        action(vm, self.clock.now(), failure)
+    }
+
+    fn place(&self, state: &State, spec: &VmSpec) -> Result<(usize, u32, u64), BackendError> {
+        let kind = self
+            .inventory
+            .sliver_types
+            .iter()
+            .find(|t| t.name == spec.sliver_type)
+            .ok_or_else(|| {
+                BackendError::Permanent(format!(
+                    "the simulated cloud has no sliver type `{}`",
+                    spec.sliver_type
+                ))
+            })?;
+        if let Some(image) = &spec.disk_image
+            && !kind.disk_images.iter().any(|i| &i.name == image)
+        {
+            return Err(BackendError::Permanent(format!(
+                "sliver type `{}` of the simulated cloud has no disk image `{image}`",
+                kind.name
+            )));
+        }
+        let fits = |index: usize, host: &Host| {
+            let on_host = state.vms.values().filter(|vm| vm.host == index);
+            let (count, cpus, memory) = on_host.fold((0u32, 0u32, 0u64), |(n, c, m), vm| {
+                (n + 1, c + vm.cpus, m + vm.memory_mb)
+            });
+            count < host.max_vms
+                && cpus + kind.cpus <= host.cpus
+                && memory + kind.memory_mb <= host.memory_mb
+        };
+        let hosts = self.inventory.hosts.iter().enumerate();
+        let chosen = match &spec.host {
+            Some(wanted) => {
+                let (index, host) = hosts
+                    .clone()
+                    .find(|(_, h)| &h.component_id == wanted)
+                    .ok_or_else(|| {
+                        BackendError::Permanent(format!("the simulated cloud has no host {wanted}"))
+                    })?;
+                fits(index, host).then_some(index)
+            }
+            None => hosts.clone().find(|(i, h)| fits(*i, h)).map(|(i, _)| i),
+        };
+        let index = chosen.ok_or_else(|| {
+            BackendError::Capacity(format!(
+                "no simulated host has room for a `{}` VM",
+                kind.name
+            ))
+        })?;
+        Ok((index, kind.cpus, kind.memory_mb))
+    }
+}
+
+impl State {
+    fn find_tag(&self, tag: &str) -> Option<u64> {
+        self.vms
+            .iter()
+            .find(|(_, vm)| vm.tag == tag)
+            .map(|(id, _)| *id)
+    }
+
+    /// Removes a VM and returns its addresses to their pools.
+    fn remove_vm(&mut self, id: u64) -> Option<SimVm> {
+        let vm = self.vms.remove(&id)?;
+        self.release(&vm.nics);
+        Some(vm)
+    }
+
+    /// Returns addresses to the pools they were leased from.
+    fn release(&mut self, nics: &[NicAddress]) {
+        for nic in nics {
+            let pool = match &nic.network {
+                None => Some(&mut self.control),
+                Some(net) => parse_id(&net.0, "network")
+                    .ok()
+                    .and_then(|id| self.networks.get_mut(&id))
+                    .map(|n| &mut n.pool),
+            };
+            if let Some(pool) = pool {
+                pool.release(&nic.ip);
+            }
+        }
+    }
+}
+
+impl Compute for SimulatedCloud {
+    fn name(&self) -> &str {
+        "simulated cloud"
+    }
+
+    fn inventory(&self) -> Result<Inventory, BackendError> {
+        Ok(self.inventory.clone())
+    }
+
+    fn create_vm(&self, spec: &VmSpec) -> Result<VmHandle, BackendError> {
+        let mut state = self.enter("create")?;
+        if let Some(id) = state.find_tag(&spec.tag) {
+            return Ok(VmHandle(id.to_string()));
+        }
+        let (host, cpus, memory_mb) = self.place(&state, spec)?;
+        let mut nics = vec![state.control.lease()?];
+        for net in &spec.networks {
+            let id = parse_id(&net.0, "network")?;
+            let leased = match state.networks.get_mut(&id) {
+                Some(network) => network.pool.lease(),
+                None => Err(not_found("network", &net.0)),
+            };
+            match leased {
+                Ok(nic) => nics.push(nic),
+                Err(err) => {
+                    state.release(&nics);
+                    return Err(err);
+                }
+            }
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        state.created += 1;
+        let hostname = format!("{}-{id}.{}", host_label(&spec.name), self.domain);
+        let mut vm = SimVm::new(
+            spec.tag.clone(),
+            host,
+            (cpus, memory_mb),
+            hostname,
+            nics,
+            self.clock.now(),
+        );
+        for user in &spec.users {
+            vm.users.insert(user.urn.clone(), user.keys.clone());
+        }
+        tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
+        state.vms.insert(id, vm);
+        Ok(VmHandle(id.to_string()))
+    }
+
+    fn find_vm(&self, tag: &str) -> Result<Option<VmHandle>, BackendError> {
+        let state = self.enter("find")?;
+        Ok(state.find_tag(tag).map(|id| VmHandle(id.to_string())))
+    }
+
+    fn observe(&self, vm: &VmHandle) -> Result<VmObservation, BackendError> {
+        let state = self.enter("observe")?;
+        let id = parse_id(&vm.0, "VM")?;
+        Ok(match state.vms.get(&id) {
+            Some(vm) => vm.observe(),
+            None => VmObservation {
+                state: VmState::Gone,
+                message: format!("simulated VM {id} no longer exists"),
+                hostname: String::new(),
+                addresses: Vec::new(),
+            },
+        })
+    }
+
+    fn start(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.with_vm("start", vm, |vm, now, failure| vm.boot(now, failure))
+    }
+
+    fn stop(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.with_vm("stop", vm, |vm, now, _| vm.power_off(now))
+    }
+
+    fn restart(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.with_vm("restart", vm, |vm, now, failure| vm.reboot(now, failure))
+    }
+
+    fn update_users(&self, vm: &VmHandle, users: &[UserKeys]) -> Result<(), BackendError> {
+        self.with_vm("update users", vm, |vm, _, _| vm.install_users(users))
+    }
+
+    fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        let mut state = self.enter("destroy")?;
+        let id = parse_id(&vm.0, "VM")?;
+        if let Some(gone) = state.remove_vm(id) {
+            tracing::info!(vm = id, tag = %gone.tag, "simulated cloud destroyed a VM");
+        }
+        Ok(())
+    }
+
+    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
+        let state = self.enter("list")?;
+        Ok(state
+            .vms
+            .iter()
+            .map(|(id, vm)| TaggedVm {
+                handle: VmHandle(id.to_string()),
+                tag: vm.tag.clone(),
+            })
+            .collect())
+    }
+
+    fn create_network(&self, spec: &NetSpec) -> Result<NetHandle, BackendError> {
+        let mut state = self.enter("create network")?;
+        if let Some((id, _)) = state.networks.iter().find(|(_, n)| n.tag == spec.tag) {
+            return Ok(NetHandle(id.to_string()));
+        }
+        let slot = (0..MAX_LINK_NETWORKS)
+            .find(|slot| !state.networks.contains_key(slot))
+            .ok_or_else(|| {
+                BackendError::Capacity("the simulated cloud has no free link network".into())
+            })?;
+        let subnet = Subnet::parse(&format!("192.168.{slot}.0/24"))
+            .map_err(|problem| BackendError::Permanent(problem.to_string()))?;
+        let handle = NetHandle(slot.to_string());
+        state.networks.insert(
+            slot,
+            SimNetwork {
+                tag: spec.tag.clone(),
+                pool: AddressPool::new(subnet, Some(handle.clone())),
+            },
+        );
+        tracing::info!(network = slot, tag = %spec.tag, "simulated cloud created a link network");
+        Ok(handle)
+    }
+
+    fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {
+        let mut state = self.enter("destroy network")?;
+        let id = parse_id(&net.0, "network")?;
+        let in_use = state
+            .vms
+            .values()
+            .any(|vm| vm.nics.iter().any(|nic| nic.network.as_ref() == Some(net)));
+        if in_use {
+            return Err(BackendError::Transient(format!(
+                "simulated network {id} still has VMs attached"
+            )));
+        }
+        state.networks.remove(&id);
+        Ok(())
+    }
+}
+
+fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
+    Inventory {
+        hosts: config
+            .hosts
+            .iter()
+            .map(|h| Host {
+                component_id: format!("urn:publicid:IDN+{authority}+node+{}", h.name),
+                name: h.name.clone(),
+                cpus: h.cpus,
+                memory_mb: h.memory_mb,
+                max_vms: h.max_vms,
+            })
+            .collect(),
+        sliver_types: config
+            .sliver_types
+            .iter()
+            .map(|t| SliverType {
+                name: t.name.clone(),
+                cpus: t.cpus,
+                memory_mb: t.memory_mb,
+                disk_images: t
+                    .disk_images
+                    .iter()
+                    .map(|i| DiskImage {
+                        name: i.name.clone(),
+                        os: i.os.clone(),
+                        version: i.version.clone(),
+                        description: i.description.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// A DNS label from a `client_id`: lowercase letters, digits and `-`.
+fn host_label(name: &str) -> String {
+    let label: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let label = label.trim_matches('-');
+    if label.is_empty() {
+        "vm".to_owned()
+    } else {
+        label.to_owned()
+    }
+}
+
+fn parse_id(text: &str, kind: &'static str) -> Result<u64, BackendError> {
+    text.parse().map_err(|_| not_found(kind, text))
+}
+
+fn not_found(kind: &'static str, id: &str) -> BackendError {
+    BackendError::NotFound {
+        kind,
+        id: id.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
