@@ -19,6 +19,7 @@ pub mod privilege;
 pub mod refusal;
 pub mod sfa;
 pub mod sign;
+pub mod speaksfor;
 pub mod trust;
 pub mod urn;
 pub mod xmldsig;

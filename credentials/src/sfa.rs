@@ -7,15 +7,14 @@
 
 pub mod binding;
 pub mod model;
-pub mod rights;
 pub mod rules;
 pub mod time;
 pub mod verify;
 
-pub use model::Privilege;
 pub use verify::{ChainLink, Request, VerifiedCredential, verify};
 
 use crate::cert::CertError;
+use crate::privilege::MissingPrivilege;
 use crate::refusal::RefusalKind;
 use crate::trust::TrustError;
 use crate::xmldsig::{DsigError, XmlError};
@@ -137,13 +136,8 @@ pub enum SfaError {
         expected: String,
     },
     /// The credential does not grant the privilege the call needs.
-    #[error("credential grants {granted:?}, which does not allow {needed:?}")]
-    PrivilegeMissing {
-        /// The operation needed.
-        needed: String,
-        /// The privileges granted.
-        granted: Vec<String>,
-    },
+    #[error(transparent)]
+    PrivilegeMissing(MissingPrivilege),
 }
 
 impl SfaError {
@@ -156,7 +150,7 @@ impl SfaError {
             SfaError::OwnerNotCaller { .. } | SfaError::TargetMismatch { .. } => {
                 RefusalKind::CredentialMismatch
             }
-            SfaError::PrivilegeMissing { .. } => RefusalKind::Forbidden,
+            SfaError::PrivilegeMissing(_) => RefusalKind::Forbidden,
             SfaError::Document(_)
             | SfaError::Malformed { .. }
             | SfaError::Wrapping { .. }

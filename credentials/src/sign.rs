@@ -7,7 +7,7 @@
 //! process.
 
 use crate::cert::{GeniCert, chain_to_pem};
-use crate::sfa::Privilege;
+use crate::privilege::Privilege;
 use crate::sfa::time::format_expiry;
 use crate::xmldsig::{
     C14nMethod, DigestMethod, Document, DsigError, SignatureMethod, XmlError, algorithm::ENVELOPED,
@@ -97,13 +97,51 @@ pub fn issue(
     signer: &SigningKey,
     algorithms: Algorithms,
 ) -> Result<String, SignError> {
-    let parts = Parts {
-        root_attributes: ROOT_ATTRIBUTES.to_owned(),
-        id: "ref0".to_owned(),
-        parent: String::new(),
-        signatures: String::new(),
+    let parts = Parts::fresh();
+    parts.sign(
+        privilege_credential(&parts.id, spec, "")?,
+        signer,
+        algorithms,
+    )
+}
+
+/// Signs an ABAC speaks-for credential (AMAPI.md §7): the user owning
+/// `signer` states that `tool` may speak for them until `expires`
+/// (`USER.speaks_for_USER <- TOOL`).
+pub fn speaks_for(
+    signer: &SigningKey,
+    tool: &GeniCert,
+    expires: DateTime<Utc>,
+    algorithms: Algorithms,
+) -> Result<String, SignError> {
+    let user = signer
+        .chain
+        .first()
+        .and_then(|c| GeniCert::from_x509(c.clone()).ok())
+        .filter(|c| c.urn().is_some())
+        .ok_or(SignError::Identity("user"))?;
+    let tool_urn = tool.urn().ok_or(SignError::Identity("tool"))?;
+    let principal = |cert: &GeniCert, urn: &str| {
+        format!(
+            "<ABACprincipal><keyid>{}</keyid><mnemonic>{}</mnemonic></ABACprincipal>",
+            cert.key_id(),
+            escape(urn, false)
+        )
     };
-    parts.sign(spec, signer, algorithms)
+    let user_urn = user.urn().map_or("", |u| u.as_str());
+    let parts = Parts::fresh();
+    let credential = format!(
+        "<credential xml:id=\"{id}\">\n<type>abac</type>\n<serial/>\n<owner_gid/>\n<owner_urn/>\n\
+         <target_gid/>\n<target_urn/>\n<uuid/>\n<expires>{expires}</expires>\n\
+         <abac><rt0><version>1.1</version>\n<head>{head}<role>speaks_for_{keyid}</role></head>\n\
+         <tail>{tail}</tail>\n</rt0></abac>\n</credential>",
+        id = parts.id,
+        expires = format_expiry(expires),
+        head = principal(&user, user_urn),
+        keyid = user.key_id(),
+        tail = principal(tool, tool_urn.as_str()),
+    );
+    parts.sign(credential, signer, algorithms)
 }
 
 /// Delegates the credential `parent_xml` to `spec.owner`: the parent
@@ -144,32 +182,44 @@ pub fn delegate(
     let parts = Parts {
         root_attributes: root_attributes.trim_end().to_owned(),
         id,
-        parent: format!(
-            "<parent>{}</parent>",
-            String::from_utf8_lossy(&credential.dump())
-        ),
         signatures,
     };
-    parts.sign(spec, signer, algorithms)
+    let parent = format!(
+        "<parent>{}</parent>",
+        String::from_utf8_lossy(&credential.dump())
+    );
+    parts.sign(
+        privilege_credential(&parts.id, spec, &parent)?,
+        signer,
+        algorithms,
+    )
 }
 
-/// Everything of the document except the new credential's own fields and
+/// Everything of the document except the new credential and its
 /// signature.
 struct Parts {
     root_attributes: String,
     id: String,
-    parent: String,
     signatures: String,
 }
 
 impl Parts {
+    /// A new document with one credential, `ref0`.
+    fn fresh() -> Self {
+        Self {
+            root_attributes: ROOT_ATTRIBUTES.to_owned(),
+            id: "ref0".to_owned(),
+            signatures: String::new(),
+        }
+    }
+
+    /// The document with `credential` (whose ID is `self.id`) signed by `signer`.
     fn sign(
         &self,
-        spec: &CredentialSpec<'_>,
+        credential: String,
         signer: &SigningKey,
         algorithms: Algorithms,
     ) -> Result<String, SignError> {
-        let credential = self.credential(spec)?;
         let render = |digest: &str, value: &str| {
             let signature = signature_element(&self.id, algorithms, digest, value, &signer.chain);
             format!(
@@ -193,39 +243,44 @@ impl Parts {
         let value = base64_text(&rsa.sign_oneshot_to_vec(&bytes)?);
         Ok(render(&digest, &value))
     }
+}
 
-    fn credential(&self, spec: &CredentialSpec<'_>) -> Result<String, SignError> {
-        let urn_of = |chain: &[GeniCert], role| {
-            chain
-                .first()
-                .and_then(GeniCert::urn)
-                .map(|u| escape(u.as_str(), false))
-                .ok_or(SignError::Identity(role))
-        };
-        let mut privileges = String::new();
-        for grant in spec.privileges {
-            let _ = write!(
-                privileges,
-                "<privilege><name>{}</name><can_delegate>{}</can_delegate></privilege>",
-                escape(&grant.name, false),
-                grant.can_delegate
-            );
-        }
-        Ok(format!(
-            "<credential xml:id=\"{id}\">\n<type>privilege</type>\n<serial>{serial}</serial>\n\
-             <owner_gid>{owner}</owner_gid>\n<owner_urn>{owner_urn}</owner_urn>\n\
-             <target_gid>{target}</target_gid>\n<target_urn>{target_urn}</target_urn>\n\
-             <uuid/>\n<expires>{expires}</expires>\n<privileges>{privileges}</privileges>\n{parent}</credential>",
-            id = self.id,
-            serial = uuid::Uuid::new_v4().simple(),
-            owner = chain_to_pem(spec.owner),
-            owner_urn = urn_of(spec.owner, "owner")?,
-            target = chain_to_pem(spec.target),
-            target_urn = urn_of(spec.target, "target")?,
-            expires = format_expiry(spec.expires),
-            parent = self.parent,
-        ))
+/// A `privilege` credential element with ID `id` saying what `spec` says,
+/// followed by `parent`.
+fn privilege_credential(
+    id: &str,
+    spec: &CredentialSpec<'_>,
+    parent: &str,
+) -> Result<String, SignError> {
+    let urn_of = |chain: &[GeniCert], role| {
+        chain
+            .first()
+            .and_then(GeniCert::urn)
+            .map(|u| escape(u.as_str(), false))
+            .ok_or(SignError::Identity(role))
+    };
+    let mut privileges = String::new();
+    for grant in spec.privileges {
+        let _ = write!(
+            privileges,
+            "<privilege><name>{}</name><can_delegate>{}</can_delegate></privilege>",
+            escape(&grant.name, false),
+            grant.can_delegate
+        );
     }
+    Ok(format!(
+        "<credential xml:id=\"{id}\">\n<type>privilege</type>\n<serial>{serial}</serial>\n\
+         <owner_gid>{owner}</owner_gid>\n<owner_urn>{owner_urn}</owner_urn>\n\
+         <target_gid>{target}</target_gid>\n<target_urn>{target_urn}</target_urn>\n\
+         <uuid/>\n<expires>{expires}</expires>\n<privileges>{privileges}</privileges>\n{parent}</credential>",
+        id = id,
+        serial = uuid::Uuid::new_v4().simple(),
+        owner = chain_to_pem(spec.owner),
+        owner_urn = urn_of(spec.owner, "owner")?,
+        target = chain_to_pem(spec.target),
+        target_urn = urn_of(spec.target, "target")?,
+        expires = format_expiry(spec.expires),
+    ))
 }
 
 /// The base64 digest of the element with ID `id`, canonicalized as the

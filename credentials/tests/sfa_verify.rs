@@ -3,7 +3,8 @@
 
 mod sfa_fixture;
 
-use credentials::sfa::{self, Privilege};
+use credentials::privilege::Privilege;
+use credentials::sfa;
 use credentials::sign::Algorithms;
 use credentials::xmldsig::{C14nMethod, DigestMethod, SignatureMethod};
 use sfa_fixture::{all_delegatable, days, pki};
@@ -16,7 +17,7 @@ fn a_slice_credential_verifies_for_its_owner() {
     assert!(v.owner.same_as(pki.alice.urn()));
     assert!(v.target.same_as(pki.slice.urn()));
     assert_eq!(v.chain.len(), 1);
-    assert_eq!(v.privileges, all_delegatable());
+    assert_eq!(v.privileges, all_delegatable().into_iter().collect());
 }
 
 #[test]
@@ -49,7 +50,7 @@ fn every_level_of_a_three_level_delegation_verifies_for_its_owner() {
         );
         let v = sfa::verify(xml.as_bytes(), &pki.trust, &pki.request(to)).unwrap();
         assert_eq!(v.chain.len(), level + 2);
-        assert_eq!(v.privileges, privileges);
+        assert_eq!(v.privileges, privileges.iter().cloned().collect());
         assert!(v.owner.same_as(to.urn()));
         let root_signer = &v.chain[level + 1].signer;
         assert!(

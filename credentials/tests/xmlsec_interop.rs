@@ -1,13 +1,19 @@
 //! Interoperability with the reference XML-DSig tool, both ways: every
 //! signature of credentials (and delegations) this crate signs passes
 //! `xmlsec1 --verify` run as gcf runs it, and credentials signed by the
-//! `xmlsec1` command line verify in process, for each accepted algorithm set.
+//! `xmlsec1` command line verify in process, for each accepted algorithm set,
+//! and so does the corpus ABAC template once `xmlsec1` has signed it.
 
+mod common;
 mod sfa_fixture;
 
+use chrono::Utc;
 use credentials::devca::Identity;
-use credentials::sfa::{self, Privilege};
+use credentials::privilege::Privilege;
+use credentials::sfa;
+use credentials::sfa::time::format_expiry;
 use credentials::sign::Algorithms;
+use credentials::speaksfor;
 use credentials::xmldsig::{C14nMethod, DigestMethod, SignatureMethod};
 use sfa_fixture::{all_delegatable, days, pki};
 use std::path::{Path, PathBuf};
@@ -163,4 +169,47 @@ fn credentials_signed_by_xmlsec1_verify_in_process() {
             .unwrap_or_else(|e| panic!("{algorithms:?}: {e}\n{signed}"));
         assert!(v.owner.same_as(pki.alice.urn()));
     }
+}
+
+/// The corpus's unsigned ABAC template, filled in for "the portal tool
+/// speaks for alice" and signed by `xmlsec1` with alice's key, is accepted
+/// by the speaks-for verifier.
+#[test]
+fn the_corpus_abac_template_signed_by_xmlsec1_verifies_as_speaks_for() {
+    if !xmlsec1_available() {
+        return;
+    }
+    let pki = pki();
+    let tool = pki.root.tool("portal").unwrap();
+    let path = common::corpus().join("creds/templates/geni-ch__abac_credential.xml");
+    let keyid = pki.alice.cert().key_id();
+    let template = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("@expires@", &format_expiry(days(1)))
+        .replace("@subject_keyid@", &keyid)
+        .replace("@subject_role@", &format!("speaks_for_{keyid}"))
+        .replace("@target_keyid@", &tool.cert().key_id())
+        .replace("@target_role@", "");
+    let signed = xmlsec1_sign(&template, &pki.alice);
+    let statement = speaksfor::verify(
+        signed.as_bytes(),
+        &pki.trust,
+        &tool.chain(),
+        pki.alice.urn(),
+        Utc::now(),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{signed}"));
+    assert!(statement.user.same_as(pki.alice.urn()));
+}
+
+#[test]
+fn xmlsec1_accepts_speaks_for_statements_we_sign() {
+    if !xmlsec1_available() {
+        return;
+    }
+    let pki = pki();
+    let tool = pki.root.tool("portal").unwrap();
+    let signer = pki.alice.signing_key();
+    let xml = credentials::sign::speaks_for(&signer, tool.cert(), days(1), ALGORITHMS[0]).unwrap();
+    assert!(xmlsec1_verifies(&xml, "ref0"), "{xml}");
 }

@@ -137,19 +137,11 @@ fn verify(args: &VerifyArgs) -> ExitCode {
 
 /// The human-readable summary of a verified credential.
 fn describe(v: &VerifiedCredential) -> String {
-    let privileges: Vec<String> = v
-        .privileges
-        .iter()
-        .map(|p| {
-            let delegatable = if p.can_delegate { " (delegatable)" } else { "" };
-            format!("{}{delegatable}", p.name)
-        })
-        .collect();
     let mut out = format!(
         "  owner:      {}\n  target:     {}\n  privileges: {}\n  expires:    {}\n  chain:\n",
         v.owner,
         v.target,
-        privileges.join(", "),
+        v.privileges,
         format_expiry(v.expires)
     );
     for (level, link) in v.chain.iter().enumerate() {

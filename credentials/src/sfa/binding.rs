@@ -12,6 +12,9 @@ use super::model::{CredentialElement, chain_nodes, malformed, read_credential};
 use crate::xmldsig::algorithm::DSIG_NS;
 use crate::xmldsig::{Document, Node, Signature, VerifiedSignature};
 
+/// A credential element with the verified signature that covers it.
+pub type SignedElement<'d> = (Node<'d>, VerifiedSignature<'d>);
+
 /// One credential of the chain with the signature that covers it.
 #[derive(Debug)]
 pub struct SignedLink<'d> {
@@ -21,9 +24,23 @@ pub struct SignedLink<'d> {
     pub signature: VerifiedSignature<'d>,
 }
 
-/// Reads the chain of `doc` (top credential first) and verifies the
-/// signature covering each credential.
+/// Reads the chain of `doc` (top credential first), verifies the signature
+/// covering each credential and then reads its fields.
 pub fn signed_chain(doc: &Document) -> Result<Vec<SignedLink<'_>>, SfaError> {
+    signed_elements(doc)?
+        .into_iter()
+        .map(|(node, signature)| {
+            Ok(SignedLink {
+                credential: read_credential(node)?,
+                signature,
+            })
+        })
+        .collect()
+}
+
+/// The `<credential>` elements of the chain of `doc` (top first), each with
+/// the verified signature that covers exactly it; their fields are not read.
+pub fn signed_elements(doc: &Document) -> Result<Vec<SignedElement<'_>>, SfaError> {
     let root = doc.root().ok_or_else(|| SfaError::Malformed {
         line: 0,
         message: "the document has no root element".into(),
@@ -82,10 +99,7 @@ pub fn signed_chain(doc: &Document) -> Result<Vec<SignedLink<'_>>, SfaError> {
                     credential: id,
                     source,
                 })?;
-            Ok(SignedLink {
-                credential: read_credential(node)?,
-                signature,
-            })
+            Ok((node, signature))
         })
         .collect()
 }

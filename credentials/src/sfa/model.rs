@@ -8,29 +8,11 @@
 use super::SfaError;
 use super::time::parse_expiry;
 use crate::cert::{GeniCert, parse_chain};
+use crate::privilege::{Privilege, PrivilegeSet};
 use crate::urn::Urn;
 use crate::xmldsig::Node;
 use base64::Engine;
 use chrono::{DateTime, Utc};
-
-/// A privilege as written in a credential.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Privilege {
-    /// Privilege name (`*`, `refresh`, `embed`, `bind`, `control`, `info`…).
-    pub name: String,
-    /// Whether the owner may delegate it.
-    pub can_delegate: bool,
-}
-
-impl Privilege {
-    /// A privilege named `name`.
-    pub fn new(name: &str, can_delegate: bool) -> Self {
-        Self {
-            name: name.to_owned(),
-            can_delegate,
-        }
-    }
-}
 
 /// One credential element of a chain, as read (not yet verified).
 #[derive(Debug)]
@@ -51,8 +33,8 @@ pub struct CredentialElement<'d> {
     pub target_urn: Urn,
     /// `<expires>`.
     pub expires: DateTime<Utc>,
-    /// `<privileges>`.
-    pub privileges: Vec<Privilege>,
+    /// `<privileges>`, as written (`*` not expanded).
+    pub privileges: PrivilegeSet,
 }
 
 /// The `<credential>` elements of the chain, from the top (the one
@@ -136,7 +118,7 @@ impl<'d> Fields<'d> {
             identity(required(self.target_gid, "target_gid")?, self.target_urn)?;
         let privileges = match self.privileges {
             Some(list) => privileges(list)?,
-            None => Vec::new(),
+            None => PrivilegeSet::new(),
         };
         Ok(CredentialElement {
             node,
@@ -194,7 +176,7 @@ fn identity(gid: Node<'_>, urn: Option<Node<'_>>) -> Result<(Vec<GeniCert>, Urn)
     Ok((chain, cert_urn))
 }
 
-fn privileges(list: Node<'_>) -> Result<Vec<Privilege>, SfaError> {
+fn privileges(list: Node<'_>) -> Result<PrivilegeSet, SfaError> {
     list.children()
         .map(|p| {
             if !p.is(None, "privilege") {
@@ -220,7 +202,7 @@ fn privileges(list: Node<'_>) -> Result<Vec<Privilege>, SfaError> {
             if name.is_empty() {
                 return Err(malformed(p, "<privilege> has an empty <name>".into()));
             }
-            Ok(Privilege { name, can_delegate })
+            Ok(Privilege::new(&name, can_delegate))
         })
         .collect()
 }

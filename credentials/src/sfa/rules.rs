@@ -9,9 +9,9 @@
 
 use super::SfaError;
 use super::binding::SignedLink;
-use super::model::{CredentialElement, Privilege};
-use super::rights;
+use super::model::CredentialElement;
 use crate::cert::GeniCert;
+use crate::privilege::{MissingPrivilege, Privilege, PrivilegeSet};
 use crate::trust::{TrustError, TrustStore};
 use crate::urn::UrnType;
 use chrono::{DateTime, Utc};
@@ -135,43 +135,40 @@ pub fn check_delegation(
             child.expires, parent.id, parent.expires
         )));
     }
-    for wanted in &child.privileges {
+    for wanted in child.privileges.iter() {
         check_delegated(child, parent, wanted).map_err(broken)?;
     }
     Ok(())
 }
 
-/// Whether delegatable privileges of `parent` cover every right `wanted`
-/// stands for.
+/// Whether delegatable privileges of `parent` cover every privilege
+/// `wanted` stands for (`*` expanded by each credential's target type).
 fn check_delegated(
     child: &CredentialElement<'_>,
     parent: &CredentialElement<'_>,
     wanted: &Privilege,
 ) -> Result<(), String> {
-    let held: Vec<(&str, bool)> = parent
-        .privileges
-        .iter()
-        .flat_map(|p| {
-            rights::expand(&p.name, &parent.target_urn)
-                .into_iter()
-                .map(|right| (right, p.can_delegate))
-        })
-        .collect();
-    for right in rights::expand(&wanted.name, &child.target_urn) {
-        let covering = held.iter().filter(|(h, _)| rights::covers(h, right));
-        let mut delegatable = covering.clone().map(|(_, can)| *can);
-        if covering.count() == 0 {
-            return Err(format!(
-                "privilege {:?} is not held by its parent {:?}: a child may not escalate",
-                wanted.name, parent.id
-            ));
+    let held = parent.privileges.expand_star(&parent.target_urn);
+    let wanted_set: PrivilegeSet = std::iter::once(wanted.clone()).collect();
+    for right in wanted_set.expand_star(&child.target_urn).iter() {
+        if held.iter().any(|p| p.covers(right)) {
+            continue;
         }
-        if !delegatable.any(|can| can) {
-            return Err(format!(
+        let held_anyway = held.iter().any(|p| {
+            let delegatable = Privilege::new(&p.name, true);
+            delegatable.covers(right)
+        });
+        return Err(if held_anyway {
+            format!(
                 "privilege {:?} is not delegatable in its parent {:?}",
                 wanted.name, parent.id
-            ));
-        }
+            )
+        } else {
+            format!(
+                "privilege {:?} is not held by its parent {:?}: a child may not escalate",
+                wanted.name, parent.id
+            )
+        });
     }
     Ok(())
 }
@@ -199,18 +196,15 @@ pub fn check_root_authority(root: &SignedLink<'_>, signer: &GeniCert) -> Result<
     })
 }
 
-/// The presented credential must grant `operation`.
+/// The presented credential must grant `operation` (an SFA operation such
+/// as `createsliver`, or a privilege name).
 pub fn check_operation(top: &CredentialElement<'_>, operation: &str) -> Result<(), SfaError> {
-    let granted = top.privileges.iter().any(|p| {
-        rights::expand(&p.name, &top.target_urn)
-            .iter()
-            .any(|right| rights::allows(right, operation))
-    });
-    if granted {
+    let held = top.privileges.expand_star(&top.target_urn);
+    if held.allows(operation) || held.contains(operation) {
         return Ok(());
     }
-    Err(SfaError::PrivilegeMissing {
-        needed: operation.to_owned(),
-        granted: top.privileges.iter().map(|p| p.name.clone()).collect(),
-    })
+    Err(SfaError::PrivilegeMissing(MissingPrivilege {
+        operation: operation.to_owned(),
+        held: top.privileges.clone(),
+    }))
 }

@@ -8,9 +8,9 @@
 
 use super::SfaError;
 use super::binding::{SignedLink, signed_chain};
-use super::model::Privilege;
 use super::rules;
 use crate::cert::GeniCert;
+use crate::privilege::PrivilegeSet;
 use crate::trust::TrustStore;
 use crate::urn::Urn;
 use crate::xmldsig::Document;
@@ -38,8 +38,8 @@ pub struct VerifiedCredential {
     pub owner: Urn,
     /// The target (slice or user).
     pub target: Urn,
-    /// The privileges granted to the owner.
-    pub privileges: Vec<Privilege>,
+    /// The privileges granted to the owner, as written (`*` not expanded).
+    pub privileges: PrivilegeSet,
     /// When the credential expires (never later than any parent).
     pub expires: DateTime<Utc>,
     /// The delegation chain, presented credential first, root last.

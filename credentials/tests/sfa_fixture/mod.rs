@@ -7,7 +7,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 use credentials::devca::{Authority, Identity};
-use credentials::sfa::{Privilege, Request};
+use credentials::privilege::Privilege;
+use credentials::sfa::Request;
 use credentials::sign::{self, Algorithms, CredentialSpec};
 use credentials::trust::TrustStore;
 use std::sync::OnceLock;

@@ -4,7 +4,8 @@
 use crate::sfa_fixture::{all_delegatable, days, pki};
 use chrono::{DateTime, Utc};
 use credentials::devca::{Authority, Defect, Identity};
-use credentials::sfa::{self, Privilege, Request, SfaError, VerifiedCredential};
+use credentials::privilege::Privilege;
+use credentials::sfa::{self, Request, SfaError, VerifiedCredential};
 use credentials::sign::{self, Algorithms, CredentialSpec};
 use std::sync::OnceLock;
 
