@@ -5,3 +5,4 @@
 
 pub mod backend;
 pub mod cli;
+pub mod xmlrpc;
