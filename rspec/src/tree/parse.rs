@@ -64,8 +64,10 @@ impl<'i> Builder<'i> {
         let mut doc = Document {
             src: text.to_owned(),
             owned: Vec::new(),
-            nodes: Vec::with_capacity(src.len() / 64 + 4),
-            items: Vec::with_capacity(src.len() / 128 + 4),
+            // About one node per `<` (tags start nodes, text lies between
+            // them) and one item per `=`: sized so the arenas rarely regrow.
+            nodes: Vec::with_capacity(memchr::memchr_iter(b'<', src).count() + 2),
+            items: Vec::with_capacity(memchr::memchr_iter(b'=', src).count() + 1),
             uris: vec![Piece::EMPTY, Piece::XML_NS],
             root: NONE,
             lines: OnceLock::new(),
@@ -98,9 +100,9 @@ impl<'i> Builder<'i> {
             let after = self.bom + reader.buffer_position() as usize;
             match event {
                 Event::Text(_) => self.text(before, after, None)?,
-                Event::GeneralRef(r) => {
-                    let name = String::from_utf8_lossy(&r);
-                    self.text(before, after, Some(&name))?
+                Event::GeneralRef(_) => {
+                    let name = self.doc_str(before + 1, after - 1);
+                    self.text(before, after, Some(name))?
                 }
                 Event::Start(_) => self.start(before, after, false)?,
                 Event::Empty(_) => self.start(before, after, true)?,
