@@ -109,7 +109,8 @@ impl Document {
     /// child of `parent`, written un-prefixed when `ns` is the default
     /// namespace there, else with a prefix in scope, else declaring
     /// `preferred_prefix` on the new element. Follows the indentation of the
-    /// parent's children.
+    /// parent's children. When `parent` is not an element, the new element
+    /// stays detached.
     pub fn append_element(
         &mut self,
         parent: NodeId,
@@ -118,6 +119,9 @@ impl Document {
         local: &str,
     ) -> NodeId {
         let id = self.new_element(parent, ns, preferred_prefix, local);
+        if !self.node(parent).is_element() {
+            return id;
+        }
         let (indent, closing) = self.child_indentation(parent);
         let last = self.node(parent).last;
         let closing_ws = last != NONE && self.is_blank_text(last) && closing.is_some();
@@ -142,7 +146,8 @@ impl Document {
 
     /// Inserts a new, empty element before `sibling` (names chosen as in
     /// [`Document::append_element`]), repeating the whitespace that precedes
-    /// `sibling` so both sit on their own lines.
+    /// `sibling` so both sit on their own lines. Before the document element
+    /// (which has no parent element) the new element stays detached.
     pub fn insert_element_before(
         &mut self,
         sibling: NodeId,
@@ -157,7 +162,7 @@ impl Document {
             NodeId(parent)
         };
         let id = self.new_element(scope, ns, preferred_prefix, local);
-        if parent == NONE {
+        if scope == sibling {
             return id;
         }
         self.insert_before(sibling, id.0);

@@ -187,3 +187,15 @@ fn declare_namespace_adds_once() {
     let decls: Vec<_> = d.namespace_declarations(d.root()).collect();
     assert_eq!(decls, [(Some("a"), "urn:a"), (Some("b"), "urn:b")]);
 }
+
+#[test]
+fn elements_created_outside_an_element_stay_detached() {
+    let mut d = doc("<r>text</r>");
+    let root = d.root();
+    let before_root = d.insert_element_before(root, "", "", "x");
+    assert_eq!(d.parent(before_root), None);
+    let text = d.children(root).next().unwrap();
+    let under_text = d.append_element(text, "", "", "y");
+    assert_eq!(d.parent(under_text), None);
+    assert_eq!(written(&d), "<r>text</r>");
+}

@@ -273,3 +273,18 @@ fn enforces_limits() {
         "{err}"
     );
 }
+
+#[test]
+fn deep_nesting_is_refused_by_default_and_handled_without_recursion_when_allowed() {
+    let depth = 100_000;
+    let input = format!("{}{}", "<a>".repeat(depth), "</a>".repeat(depth));
+    let err = parse_err(&input);
+    assert!(
+        matches!(err, ParseError::LimitExceeded { what, limit: 256, .. } if what.contains("nesting")),
+        "{err}"
+    );
+    let doc = parse_limited(input.as_bytes(), |l| l.max_depth = usize::MAX).unwrap();
+    assert_eq!(doc.to_bytes(), input.as_bytes());
+    assert_eq!(doc.descendants(doc.root()).count(), depth - 1);
+    assert_eq!(doc.text(doc.root()), "");
+}
