@@ -5,4 +5,8 @@
 
 pub mod backend;
 pub mod cli;
+pub mod core;
+pub mod geni;
+pub mod store;
+pub mod time;
 pub mod xmlrpc;

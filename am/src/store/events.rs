@@ -1,0 +1,59 @@
+//! The audit log: one row per thing that happened to a slice or sliver.
+
+use super::schema::events;
+use super::{Conn, Store, StoreResult, to_unix};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+/// A logged event.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
+#[diesel(table_name = events)]
+pub struct EventRow {
+    /// Its id (a UUID).
+    pub id: String,
+    /// When (unix seconds).
+    pub at: i64,
+    /// Slice concerned.
+    pub slice_urn: Option<String>,
+    /// Sliver concerned.
+    pub sliver_urn: Option<String>,
+    /// What happened, e.g. `allocate`.
+    pub kind: String,
+    /// Details for operators.
+    pub detail: String,
+}
+
+/// Appends an event.
+pub fn append(
+    conn: &mut Conn,
+    now: DateTime<Utc>,
+    slice_urn: Option<&str>,
+    sliver_urn: Option<&str>,
+    kind: &str,
+    detail: &str,
+) -> StoreResult<()> {
+    let row = EventRow {
+        id: uuid::Uuid::new_v4().simple().to_string(),
+        at: to_unix(&now),
+        slice_urn: slice_urn.map(str::to_owned),
+        sliver_urn: sliver_urn.map(str::to_owned),
+        kind: kind.to_owned(),
+        detail: detail.to_owned(),
+    };
+    diesel::insert_into(events::table)
+        .values(&row)
+        .execute(conn)?;
+    Ok(())
+}
+
+impl Store {
+    /// The events of a slice, oldest first.
+    pub fn slice_events(&self, slice_urn: &str) -> StoreResult<Vec<EventRow>> {
+        self.read(|conn| {
+            Ok(events::table
+                .filter(events::slice_urn.eq(slice_urn))
+                .order((events::at, events::id))
+                .load(conn)?)
+        })
+    }
+}

@@ -1,0 +1,278 @@
+//! Queued backend work. The core enqueues jobs in the transaction that
+//! changes the slivers; workers claim them with a lease (an owner and an
+//! expiry, so a crashed worker's jobs are claimed again), then finish,
+//! retry or fail them. On PostgreSQL claiming uses `FOR UPDATE SKIP LOCKED`
+//! so several processes share the queue.
+
+use super::schema::jobs;
+use super::{Conn, Store, StoreError, StoreResult, from_unix, to_unix};
+use chrono::{DateTime, TimeDelta, Utc};
+use diesel::prelude::*;
+
+/// What a job asks the backend to do to its sliver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobKind {
+    /// Create the VM (Provision).
+    Provision,
+    /// Boot it (`geni_start`).
+    Start,
+    /// Power it off (`geni_stop`).
+    Stop,
+    /// Reboot it (`geni_restart`).
+    Restart,
+    /// Install the slice users' current keys (`geni_update_users`).
+    UpdateUsers,
+    /// Destroy the VM (Delete, expiry).
+    Destroy,
+}
+
+impl JobKind {
+    /// Every kind.
+    pub const ALL: [JobKind; 6] = [
+        Self::Provision,
+        Self::Start,
+        Self::Stop,
+        Self::Restart,
+        Self::UpdateUsers,
+        Self::Destroy,
+    ];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Provision => "provision",
+            Self::Start => "start",
+            Self::Stop => "stop",
+            Self::Restart => "restart",
+            Self::UpdateUsers => "update_users",
+            Self::Destroy => "destroy",
+        }
+    }
+
+    /// The kind stored as `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// Where a job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobState {
+    /// Waiting for `run_after`.
+    Queued,
+    /// Claimed by a worker until its lease expires.
+    Running,
+    /// Done.
+    Done,
+    /// Given up.
+    Failed,
+}
+
+impl JobState {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
+#[diesel(table_name = jobs)]
+pub struct JobRow {
+    /// Its id (a UUID).
+    pub id: String,
+    /// [`JobKind`] name.
+    pub kind: String,
+    /// Slice concerned.
+    pub slice_urn: String,
+    /// Sliver concerned.
+    pub sliver_urn: Option<String>,
+    /// Kind-specific JSON (e.g. the VM tag for a destroy).
+    pub payload: String,
+    /// [`JobState`] name.
+    pub state: String,
+    /// How many times it was claimed.
+    pub attempts: i64,
+    /// Not before (unix seconds).
+    pub run_after: i64,
+    /// Worker holding it.
+    pub lease_owner: Option<String>,
+    /// Until when (unix seconds).
+    pub lease_expires: Option<i64>,
+    /// Why the last attempt failed.
+    pub last_error: String,
+    /// Created (unix seconds).
+    pub created_at: i64,
+    /// Last changed (unix seconds).
+    pub updated_at: i64,
+}
+
+impl JobRow {
+    /// The kind.
+    pub fn job_kind(&self) -> StoreResult<JobKind> {
+        JobKind::parse(&self.kind).ok_or_else(|| StoreError::Corrupt {
+            what: "jobs.kind",
+            value: self.kind.clone(),
+        })
+    }
+
+    /// `run_after` as a date.
+    pub fn run_after(&self) -> DateTime<Utc> {
+        from_unix(self.run_after)
+    }
+}
+
+/// Queues a job of `kind` for `sliver_urn`, runnable from `now`; returns
+/// its id.
+pub fn enqueue(
+    conn: &mut Conn,
+    kind: JobKind,
+    slice_urn: &str,
+    sliver_urn: Option<&str>,
+    payload: &serde_json::Value,
+    now: DateTime<Utc>,
+) -> StoreResult<String> {
+    let row = JobRow {
+        id: uuid::Uuid::new_v4().simple().to_string(),
+        kind: kind.as_str().to_owned(),
+        slice_urn: slice_urn.to_owned(),
+        sliver_urn: sliver_urn.map(str::to_owned),
+        payload: payload.to_string(),
+        state: JobState::Queued.as_str().to_owned(),
+        attempts: 0,
+        run_after: to_unix(&now),
+        lease_owner: None,
+        lease_expires: None,
+        last_error: String::new(),
+        created_at: to_unix(&now),
+        updated_at: to_unix(&now),
+    };
+    diesel::insert_into(jobs::table)
+        .values(&row)
+        .execute(conn)?;
+    Ok(row.id)
+}
+
+/// Ids of jobs that may be claimed at `now` (queued and due, or running
+/// with an expired lease), oldest first; on PostgreSQL the rows are locked
+/// and rows locked by other claimers skipped.
+fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<String>> {
+    let due = jobs::state
+        .eq(JobState::Queued.as_str())
+        .and(jobs::run_after.le(now));
+    let abandoned = jobs::state
+        .eq(JobState::Running.as_str())
+        .and(jobs::lease_expires.le(now));
+    let query = jobs::table
+        .filter(due.or(abandoned))
+        .order((jobs::run_after, jobs::created_at))
+        .select(jobs::id)
+        .limit(limit);
+    Ok(match conn {
+        Conn::Postgres(pg) => query.for_update().skip_locked().load(pg)?,
+        Conn::Sqlite(sqlite) => query.load(sqlite)?,
+    })
+}
+
+/// Sets the state of job `id` if `owner` holds it; true when it did.
+fn release(
+    conn: &mut Conn,
+    id: &str,
+    owner: &str,
+    state: JobState,
+    error: &str,
+    run_after: Option<i64>,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let target = jobs::table
+        .filter(jobs::id.eq(id))
+        .filter(jobs::lease_owner.eq(owner));
+    let changed = diesel::update(target)
+        .set((
+            jobs::state.eq(state.as_str()),
+            jobs::last_error.eq(error),
+            jobs::lease_owner.eq(None::<String>),
+            jobs::lease_expires.eq(None::<i64>),
+            run_after.map(|t| jobs::run_after.eq(t)),
+            jobs::updated_at.eq(to_unix(&now)),
+        ))
+        .execute(conn)?;
+    Ok(changed == 1)
+}
+
+impl Store {
+    /// Claims up to `limit` due jobs for worker `owner` with a lease of
+    /// `lease`; each claim counts as an attempt.
+    pub fn claim_jobs(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease: TimeDelta,
+        limit: i64,
+    ) -> StoreResult<Vec<JobRow>> {
+        let at = to_unix(&now);
+        self.write(|conn| {
+            let ids = claimable_ids(conn, at, limit)?;
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            diesel::update(jobs::table.filter(jobs::id.eq_any(&ids)))
+                .set((
+                    jobs::state.eq(JobState::Running.as_str()),
+                    jobs::lease_owner.eq(owner),
+                    jobs::lease_expires.eq(to_unix(&(now + lease))),
+                    jobs::attempts.eq(jobs::attempts + 1),
+                    jobs::updated_at.eq(at),
+                ))
+                .execute(conn)?;
+            Ok(jobs::table
+                .filter(jobs::id.eq_any(&ids))
+                .order((jobs::run_after, jobs::created_at))
+                .load(conn)?)
+        })
+    }
+
+    /// Marks job `id` done; false when `owner` no longer holds it.
+    pub fn finish_job(&self, id: &str, owner: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        self.write(|conn| release(conn, id, owner, JobState::Done, "", None, now))
+    }
+
+    /// Puts job `id` back in the queue until `run_after`, recording `error`.
+    pub fn retry_job(
+        &self,
+        id: &str,
+        owner: &str,
+        error: &str,
+        run_after: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let after = Some(to_unix(&run_after));
+        self.write(|conn| release(conn, id, owner, JobState::Queued, error, after, now))
+    }
+
+    /// Gives up on job `id`, recording `error`.
+    pub fn fail_job(
+        &self,
+        id: &str,
+        owner: &str,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        self.write(|conn| release(conn, id, owner, JobState::Failed, error, None, now))
+    }
+
+    /// Every job of `sliver_urn`, oldest first (for tests and operators).
+    pub fn jobs_of_sliver(&self, sliver_urn: &str) -> StoreResult<Vec<JobRow>> {
+        self.read(|conn| {
+            Ok(jobs::table
+                .filter(jobs::sliver_urn.eq(sliver_urn))
+                .order((jobs::created_at, jobs::id))
+                .load(conn)?)
+        })
+    }
+}

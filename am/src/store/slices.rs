@@ -1,0 +1,160 @@
+//! Slices, the request RSpec documents they were allocated from, and the
+//! users (with SSH keys) given at Provision or `geni_update_users`.
+
+use super::schema::{requests, slice_users, slices};
+use super::{Conn, StoreError, StoreResult, from_unix, to_unix};
+use crate::core::types::UserKeys;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+/// A slice known here.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
+#[diesel(table_name = slices)]
+pub struct SliceRow {
+    /// Slice URN.
+    pub urn: String,
+    /// When the AM first saw it (unix seconds).
+    pub created_at: i64,
+    /// Expiry of the latest slice credential presented (unix seconds).
+    pub credential_expires: i64,
+    /// Set by Shutdown: experimenter actions are refused afterwards.
+    pub shut_down: bool,
+}
+
+/// A stored request RSpec.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
+#[diesel(table_name = requests)]
+pub struct RequestRow {
+    /// Its id (a UUID).
+    pub id: String,
+    /// The slice it was allocated into.
+    pub slice_urn: String,
+    /// When (unix seconds).
+    pub created_at: i64,
+    /// The document as received.
+    pub document: String,
+}
+
+/// The slice `urn`, if known.
+pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliceRow>> {
+    Ok(slices::table.find(urn).first(conn).optional()?)
+}
+
+/// The slice `urn`, created when new; its credential expiry is updated to
+/// `credential_expires`.
+pub fn find_or_create(
+    conn: &mut Conn,
+    urn: &str,
+    credential_expires: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> StoreResult<SliceRow> {
+    if let Some(mut row) = find(conn, urn)? {
+        row.credential_expires = to_unix(&credential_expires);
+        diesel::update(slices::table.find(urn))
+            .set(slices::credential_expires.eq(row.credential_expires))
+            .execute(conn)?;
+        return Ok(row);
+    }
+    let row = SliceRow {
+        urn: urn.to_owned(),
+        created_at: to_unix(&now),
+        credential_expires: to_unix(&credential_expires),
+        shut_down: false,
+    };
+    diesel::insert_into(slices::table)
+        .values(&row)
+        .execute(conn)?;
+    Ok(row)
+}
+
+/// Marks the slice shut down.
+pub fn shut_down(conn: &mut Conn, urn: &str) -> StoreResult<()> {
+    diesel::update(slices::table.find(urn))
+        .set(slices::shut_down.eq(true))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Stores a request document for `slice_urn`; returns its id.
+pub fn insert_request(
+    conn: &mut Conn,
+    slice_urn: &str,
+    document: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<String> {
+    let row = RequestRow {
+        id: uuid::Uuid::new_v4().simple().to_string(),
+        slice_urn: slice_urn.to_owned(),
+        created_at: to_unix(&now),
+        document: document.to_owned(),
+    };
+    diesel::insert_into(requests::table)
+        .values(&row)
+        .execute(conn)?;
+    Ok(row.id)
+}
+
+/// The request documents with the given ids, oldest first.
+pub fn requests_by_id(conn: &mut Conn, ids: &[String]) -> StoreResult<Vec<RequestRow>> {
+    Ok(requests::table
+        .filter(requests::id.eq_any(ids))
+        .order((requests::created_at, requests::id))
+        .load(conn)?)
+}
+
+/// Stores `users` for the slice: listed users' key sets are replaced,
+/// others are kept.
+pub fn upsert_users(
+    conn: &mut Conn,
+    slice_urn: &str,
+    users: &[UserKeys],
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    for user in users {
+        let keys: Vec<&str> = user.keys.iter().map(|k| k.trim_end()).collect();
+        let keys = serde_json::to_string(&keys).unwrap_or_else(|_| "[]".to_owned());
+        let target = slice_users::table.find((slice_urn, user.urn.as_str()));
+        let updated = diesel::update(target)
+            .set((
+                slice_users::keys.eq(&keys),
+                slice_users::updated_at.eq(to_unix(&now)),
+            ))
+            .execute(conn)?;
+        if updated == 0 {
+            diesel::insert_into(slice_users::table)
+                .values((
+                    slice_users::slice_urn.eq(slice_urn),
+                    slice_users::user_urn.eq(&user.urn),
+                    slice_users::keys.eq(&keys),
+                    slice_users::updated_at.eq(to_unix(&now)),
+                ))
+                .execute(conn)?;
+        }
+    }
+    Ok(())
+}
+
+/// The slice's users and their keys, by URN.
+pub fn users(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<UserKeys>> {
+    let rows: Vec<(String, String)> = slice_users::table
+        .filter(slice_users::slice_urn.eq(slice_urn))
+        .select((slice_users::user_urn, slice_users::keys))
+        .order(slice_users::user_urn)
+        .load(conn)?;
+    rows.into_iter()
+        .map(|(urn, keys)| {
+            let keys = serde_json::from_str(&keys).map_err(|_| StoreError::Corrupt {
+                what: "slice_users.keys",
+                value: keys.clone(),
+            })?;
+            Ok(UserKeys { urn, keys })
+        })
+        .collect()
+}
+
+impl SliceRow {
+    /// The credential expiry as a date.
+    pub fn credential_expires(&self) -> DateTime<Utc> {
+        from_unix(self.credential_expires)
+    }
+}

@@ -1,0 +1,265 @@
+//! Slivers: one row per node the AM handed out, from Allocate until long
+//! after Delete (rows are never removed, so URNs are never reused).
+//!
+//! The core reads and writes them inside its transactions; the backend
+//! workers report what they observe through the `impl Store` methods here.
+
+use super::schema::slivers;
+use super::{Conn, Store, StoreError, StoreResult, events, from_unix, to_unix};
+use crate::core::types::{AllocationState, OperationalState, SliverAnnotations, SliverInfo};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+/// A sliver as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable, AsChangeset)]
+#[diesel(table_name = slivers, treat_none_as_null = true)]
+pub struct SliverRow {
+    /// `urn:publicid:IDN+<authority>+sliver+<uuid>`.
+    pub urn: String,
+    /// Its slice.
+    pub slice_urn: String,
+    /// The request document it came from.
+    pub request_id: String,
+    /// The node's `client_id` in that request.
+    pub client_id: String,
+    /// The component it is placed on.
+    pub component_id: String,
+    /// Sliver type name.
+    pub sliver_type: String,
+    /// Disk image URN, when the request named one.
+    pub disk_image: Option<String>,
+    /// CPUs reserved.
+    pub cpus: i64,
+    /// Memory reserved (MiB).
+    pub memory_mb: i64,
+    /// Whether it holds its component exclusively.
+    pub exclusive: bool,
+    /// [`AllocationState`] name.
+    pub allocation_state: String,
+    /// [`OperationalState`] name.
+    pub operational_state: String,
+    /// Expiry of the current allocation state (unix seconds).
+    pub expires_at: i64,
+    /// Last error, empty if none.
+    pub error: String,
+    /// [`SliverAnnotations`] as JSON.
+    pub annotations: String,
+    /// Created (unix seconds).
+    pub created_at: i64,
+}
+
+impl SliverRow {
+    /// The allocation state.
+    pub fn allocation(&self) -> StoreResult<AllocationState> {
+        AllocationState::parse(&self.allocation_state).ok_or_else(|| StoreError::Corrupt {
+            what: "slivers.allocation_state",
+            value: self.allocation_state.clone(),
+        })
+    }
+
+    /// The operational state.
+    pub fn operational(&self) -> StoreResult<OperationalState> {
+        OperationalState::parse(&self.operational_state).ok_or_else(|| StoreError::Corrupt {
+            what: "slivers.operational_state",
+            value: self.operational_state.clone(),
+        })
+    }
+
+    /// The expiry as a date.
+    pub fn expires(&self) -> DateTime<Utc> {
+        from_unix(self.expires_at)
+    }
+
+    /// What the backend reported.
+    pub fn annotations(&self) -> StoreResult<SliverAnnotations> {
+        serde_json::from_str(&self.annotations).map_err(|_| StoreError::Corrupt {
+            what: "slivers.annotations",
+            value: self.annotations.clone(),
+        })
+    }
+
+    /// The sliver-info report of this sliver.
+    pub fn info(&self) -> StoreResult<SliverInfo> {
+        Ok(SliverInfo {
+            urn: self.urn.clone(),
+            client_id: self.client_id.clone(),
+            allocation: self.allocation()?,
+            operational: self.operational()?,
+            expires: self.expires(),
+            error: self.error.clone(),
+        })
+    }
+
+    /// Sets both states.
+    pub fn set_states(&mut self, allocation: AllocationState, operational: OperationalState) {
+        self.allocation_state = allocation.as_str().to_owned();
+        self.operational_state = operational.as_str().to_owned();
+    }
+}
+
+/// The allocation-state names of slivers that hold resources.
+fn live_states() -> [&'static str; 2] {
+    [
+        AllocationState::Allocated.as_str(),
+        AllocationState::Provisioned.as_str(),
+    ]
+}
+
+/// Stores a new sliver.
+pub fn insert(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
+    diesel::insert_into(slivers::table)
+        .values(row)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Writes every column of `row` back.
+pub fn save(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
+    diesel::update(slivers::table.find(&row.urn))
+        .set(row)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// The sliver `urn`, in whatever state (also unallocated).
+pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliverRow>> {
+    Ok(slivers::table.find(urn).first(conn).optional()?)
+}
+
+/// The slice's slivers that hold resources (allocated or provisioned),
+/// oldest first.
+pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::slice_urn.eq(slice_urn))
+        .filter(slivers::allocation_state.eq_any(live_states()))
+        .order((slivers::created_at, slivers::client_id))
+        .load(conn)?)
+}
+
+/// Every sliver holding resources.
+pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::allocation_state.eq_any(live_states()))
+        .order((slivers::created_at, slivers::urn))
+        .load(conn)?)
+}
+
+/// Live slivers whose current state expired at or before `now`.
+pub fn expired(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::allocation_state.eq_any(live_states()))
+        .filter(slivers::expires_at.le(to_unix(&now)))
+        .order(slivers::expires_at)
+        .load(conn)?)
+}
+
+/// What a worker reports about a sliver: logged as event `kind` with
+/// `detail` at `now`.
+struct Report<'a> {
+    now: DateTime<Utc>,
+    kind: &'a str,
+    detail: &'a str,
+}
+
+/// Updates one live sliver with `change` and logs `report`; returns false
+/// when the sliver is unknown or no longer live (deleted slivers are never
+/// changed).
+fn update_live(
+    store: &Store,
+    urn: &str,
+    report: Report<'_>,
+    change: impl FnOnce(&mut SliverRow),
+) -> StoreResult<bool> {
+    store.write(|conn| {
+        let Some(mut row) = find(conn, urn)? else {
+            return Ok(false);
+        };
+        if row.allocation()? == AllocationState::Unallocated {
+            return Ok(false);
+        }
+        change(&mut row);
+        save(conn, &row)?;
+        events::append(
+            conn,
+            report.now,
+            Some(&row.slice_urn),
+            Some(urn),
+            report.kind,
+            report.detail,
+        )?;
+        Ok(true)
+    })
+}
+
+impl Store {
+    /// Records the operational state the backend observed for a live
+    /// sliver (and clears its error unless the state is `geni_failed`).
+    /// Returns false when the sliver is gone.
+    pub fn set_operational_state(
+        &self,
+        urn: &str,
+        state: OperationalState,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let report = Report {
+            now,
+            kind: "operational_state",
+            detail: state.as_str(),
+        };
+        update_live(self, urn, report, |row| {
+            row.operational_state = state.as_str().to_owned();
+            if state != OperationalState::Failed {
+                row.error.clear();
+            }
+        })
+    }
+
+    /// Records what the backend reported about a live sliver's resources
+    /// (backend id, hostname, addresses, logins).
+    pub fn set_annotations(
+        &self,
+        urn: &str,
+        annotations: &SliverAnnotations,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let json = serde_json::to_string(annotations).map_err(|e| StoreError::Corrupt {
+            what: "slivers.annotations",
+            value: e.to_string(),
+        })?;
+        let report = Report {
+            now,
+            kind: "annotations",
+            detail: &json,
+        };
+        update_live(self, urn, report, |row| row.annotations = json.clone())
+    }
+
+    /// Marks a live sliver `geni_failed` with `error` for the experimenter.
+    pub fn fail_sliver(&self, urn: &str, error: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        let report = Report {
+            now,
+            kind: "failed",
+            detail: error,
+        };
+        update_live(self, urn, report, |row| {
+            row.operational_state = OperationalState::Failed.as_str().to_owned();
+            row.error = error.to_owned();
+        })
+    }
+
+    /// The sliver `urn` in any state.
+    pub fn sliver(&self, urn: &str) -> StoreResult<Option<SliverRow>> {
+        self.read(|conn| find(conn, urn))
+    }
+
+    /// Every live sliver (for the poller and the reconciler).
+    pub fn live_slivers(&self) -> StoreResult<Vec<SliverRow>> {
+        self.read(live)
+    }
+
+    /// Live slivers expired at or before `now` (for the reaper, which
+    /// deletes them through `core::Aggregate::reap`).
+    pub fn expired_slivers(&self, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
+        self.read(|conn| expired(conn, now))
+    }
+}
