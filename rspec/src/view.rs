@@ -12,6 +12,7 @@
 
 mod link;
 mod node;
+mod opstate;
 mod root;
 mod services;
 
@@ -19,6 +20,7 @@ pub use link::{InterfaceRef, Link, LinkMut, LinkType, Property};
 pub use node::{
     DiskImage, HardwareType, Interface, InterfaceMut, Ip, Location, Node, NodeMut, SliverType,
 };
+pub use opstate::{Opstate, OpstateAction, OpstateState};
 pub use root::{RSpec, RSpecMut, ViewError, schema_url};
 pub use services::{Execute, Install, Login, Proxy, Services, ServicesMut, ServicesUser};
 

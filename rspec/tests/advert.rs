@@ -7,7 +7,7 @@ use rspec::advert::{
 };
 use rspec::tree::Document;
 use rspec::validate::RspecKind;
-use rspec::view::{RSpec, ns};
+use rspec::view::RSpec;
 use std::collections::BTreeMap;
 
 const CM: &str = "urn:publicid:IDN+cloud.example.org+authority+cm";
@@ -101,54 +101,61 @@ fn ad_reads_back_with_every_node_attribute() {
 fn one_opstate_machine_per_sliver_type() {
     let text = advert::build(&inventory(3));
     let doc = Document::parse(text.as_bytes()).unwrap();
-    let opstates: Vec<_> = doc
-        .elements_named(doc.root(), ns::OPSTATE, "rspec_opstate")
-        .collect();
-    assert_eq!(opstates.len(), 2, "default-vm and raw-vm");
+    let rspec = RSpec::new(&doc).unwrap();
     let machine = StateMachine::virtual_machine();
-    for &opstate in &opstates {
-        assert_eq!(
-            doc.attribute(opstate, "aggregate_manager_id").as_deref(),
-            Some(CM)
-        );
-        assert_eq!(
-            doc.attribute(opstate, "start").as_deref(),
-            Some(machine.start.as_str())
-        );
-        let states: Vec<String> = doc
-            .elements_named(opstate, ns::OPSTATE, "state")
-            .filter_map(|s| doc.attribute(s, "name").map(|n| n.into_owned()))
-            .collect();
-        for wanted in [
-            "geni_pending_allocation",
-            "geni_notready",
-            "geni_configuring",
-            "geni_ready",
-            "geni_failed",
-        ] {
-            assert!(states.iter().any(|s| s == wanted), "{wanted} missing");
-        }
-        let ready = doc
-            .elements_named(opstate, ns::OPSTATE, "state")
-            .find(|&s| doc.attribute(s, "name").as_deref() == Some("geni_ready"))
-            .unwrap();
-        let actions: Vec<String> = doc
-            .elements_named(ready, ns::OPSTATE, "action")
-            .filter_map(|a| doc.attribute(a, "name").map(|n| n.into_owned()))
-            .collect();
-        assert_eq!(actions, ["geni_restart", "geni_stop", "geni_update_users"]);
-    }
-    let types: Vec<String> = opstates
+    let opstates: Vec<_> = rspec.opstates().collect();
+    let covered: Vec<Vec<String>> = opstates
         .iter()
-        .map(|&o| {
-            let st = doc
-                .elements_named(o, ns::OPSTATE, "sliver_type")
-                .next()
-                .unwrap();
-            doc.attribute(st, "name").unwrap().into_owned()
-        })
+        .map(|o| o.sliver_types().map(|t| t.into_owned()).collect())
         .collect();
-    assert_eq!(types, ["default-vm", "raw-vm"]);
+    assert_eq!(covered, [["default-vm"], ["raw-vm"]]);
+    for opstate in &opstates {
+        assert_eq!(opstate.aggregate_manager_id().as_deref(), Some(CM));
+        assert_eq!(opstate.start().as_deref(), Some(machine.start.as_str()));
+        let states: Vec<String> = opstate
+            .states()
+            .filter_map(|s| s.name().map(|n| n.into_owned()))
+            .collect();
+        let expected: Vec<&str> = machine.states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(states, expected);
+        let ready = opstate.state("geni_ready").unwrap();
+        let actions: Vec<(String, String)> = ready
+            .actions()
+            .map(|a| {
+                (
+                    a.name().unwrap().into_owned(),
+                    a.next().unwrap().into_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            actions,
+            [
+                ("geni_restart".to_owned(), "geni_configuring".to_owned()),
+                ("geni_stop".to_owned(), "geni_stopping".to_owned()),
+                (
+                    "geni_update_users".to_owned(),
+                    "geni_updating_users".to_owned()
+                ),
+            ]
+        );
+        assert_eq!(
+            ready.description().as_deref(),
+            Some("The virtual machine is running; users can log in.")
+        );
+        let configuring = opstate.state("geni_configuring").unwrap();
+        let waits: Vec<(String, String)> = configuring
+            .waits()
+            .map(|(kind, next)| (kind.into_owned(), next.into_owned()))
+            .collect();
+        assert_eq!(
+            waits,
+            [
+                ("geni_success".to_owned(), "geni_ready".to_owned()),
+                ("geni_failure".to_owned(), "geni_failed".to_owned()),
+            ]
+        );
+    }
 }
 
 #[test]
@@ -159,9 +166,10 @@ fn a_custom_machine_replaces_the_default_for_its_sliver_type() {
     inv.state_machines.insert("raw-vm".into(), custom);
     let text = advert::build(&inv);
     let doc = Document::parse(text.as_bytes()).unwrap();
-    let starts: Vec<String> = doc
-        .elements_named(doc.root(), ns::OPSTATE, "rspec_opstate")
-        .map(|o| doc.attribute(o, "start").unwrap().into_owned())
+    let starts: Vec<String> = RSpec::new(&doc)
+        .unwrap()
+        .opstates()
+        .map(|o| o.start().unwrap().into_owned())
         .collect();
     assert_eq!(starts, ["geni_pending_allocation", "geni_notready"]);
 }

@@ -124,6 +124,35 @@ fn advertisement_nodes_hardware_availability_location_images() {
 }
 
 #[test]
+fn advertisement_opstate_machine() {
+    let doc = load("rspec/advertisement/geni-portal__rspec-geni-it-cornell-edu.xml");
+    let rspec = RSpec::new(&doc).unwrap();
+    let opstate = rspec.opstates().next().unwrap();
+    assert_eq!(
+        opstate.aggregate_manager_id().as_deref(),
+        Some("urn:publicid:IDN+geni.it.cornell.edu+authority+cm")
+    );
+    assert_eq!(opstate.start().as_deref(), Some("geni_notready"));
+    let types: Vec<String> = opstate.sliver_types().map(|t| t.into_owned()).collect();
+    assert_eq!(types, ["raw-pc", "emulab-openvz", "emulab-xen"]);
+    let notready = opstate.state("geni_notready").unwrap();
+    let start = notready.actions().next().unwrap();
+    assert_eq!(start.name().as_deref(), Some("geni_start"));
+    assert_eq!(start.next().as_deref(), Some("geni_configuring"));
+    assert_eq!(start.description().as_deref(), Some("Boot the node"));
+    let failed = opstate.state("geni_failed").unwrap();
+    assert!(
+        failed
+            .description()
+            .unwrap()
+            .starts_with("The node has failed")
+    );
+    let stopping = opstate.state("geni_stopping").unwrap();
+    assert_eq!(stopping.waits().count(), 2);
+    assert_eq!(opstate.states().count(), 6);
+}
+
+#[test]
 fn manifest_sliver_ids_hosts_logins_and_link_vlans() {
     let doc =
         load("rspec/manifest/geni-tools__ahtest-manifest-rspec-utah-geniracks-net-protogeniv2.xml");

@@ -1,7 +1,7 @@
 //! The `<rspec>` document element: version, type, timestamps, and the way
 //! into its nodes and links.
 
-use super::{Link, LinkMut, Node, NodeMut, client_id, ns};
+use super::{Link, LinkMut, Node, NodeMut, Opstate, client_id, ns};
 use crate::tree::{Document, NodeId};
 use crate::validate::{RspecKind, RspecVersion};
 use std::borrow::Cow;
@@ -118,6 +118,13 @@ impl<'a> RSpec<'a> {
     pub fn links(&self) -> impl Iterator<Item = Link<'a>> + use<'a> {
         let doc = self.doc;
         super::children_named(doc, self.id, "link").map(move |id| Link::new(doc, id))
+    }
+
+    /// Every opstate `<rspec_opstate>` (advertisements).
+    pub fn opstates(&self) -> impl Iterator<Item = Opstate<'a>> + use<'a> {
+        let doc = self.doc;
+        doc.elements_named(self.id, ns::OPSTATE, "rspec_opstate")
+            .map(move |id| Opstate::new(doc, id))
     }
 
     /// The first node whose `client_id` is `wanted`.
