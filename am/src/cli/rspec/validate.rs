@@ -13,7 +13,7 @@ use std::process::ExitCode;
 pub struct ValidateArgs {
     /// Require this kind of RSpec (by default, the kind each file declares
     /// in its `type` attribute is checked).
-    #[arg(long = "as", value_enum)]
+    #[arg(long = "as", value_enum, value_name = "KIND")]
     pub expect: Option<Kind>,
     /// The RSpec files to check.
     #[arg(required = true)]
