@@ -14,14 +14,7 @@ pub mod sim;
 
 use thiserror::Error;
 
-/// A user and the SSH public keys to install for them (from `geni_users`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserKeys {
-    /// The user's GENI URN (`urn:publicid:IDN+…+user+alice`).
-    pub urn: String,
-    /// SSH public keys, one per entry; may be empty (locks the user out).
-    pub keys: Vec<String>,
-}
+pub use crate::core::types::UserKeys;
 
 /// What the cloud offers: the physical hosts and the VM flavours.
 #[derive(Debug, Clone, PartialEq, Eq)]

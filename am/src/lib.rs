@@ -7,6 +7,7 @@ pub mod backend;
 pub mod cli;
 pub mod core;
 pub mod geni;
+pub mod jobs;
 pub mod store;
 pub mod time;
 pub mod xmlrpc;

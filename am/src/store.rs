@@ -18,6 +18,7 @@ pub mod jobs;
 mod schema;
 pub mod slices;
 pub mod slivers;
+pub mod upkeep;
 
 use chrono::{DateTime, Utc};
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};

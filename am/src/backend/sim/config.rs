@@ -249,10 +249,10 @@ fn check_name(name: &str, key: String) -> Result<(), SimConfigError> {
     }
 }
 
-/// A small `[backend.sim]` section for tests: two hosts (2 cpus / 4 GiB /
-/// 2 VMs and 1 cpu / 1 GiB / 1 VM), one `small` type, short delays.
-#[cfg(test)]
-pub(crate) const TEST_SECTION: &str = r#"
+/// A small `[backend.sim]` section for development and tests: two hosts
+/// (`host1`: 2 cpus, 4 GiB, 2 VMs; `host2`: 1 cpu, 1 GiB, 1 VM), one
+/// `small` type booting `ubuntu-22.04`, short delays, no failures.
+pub const SAMPLE_SECTION: &str = r#"
     create_delay_ms = 100
     boot_delay_ms = 1000
     [[hosts]]
@@ -279,7 +279,7 @@ mod tests {
     use super::*;
 
     fn example() -> SimConfig {
-        toml::from_str(TEST_SECTION).unwrap()
+        toml::from_str(SAMPLE_SECTION).unwrap()
     }
 
     #[test]
@@ -295,7 +295,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused() {
-        let text = format!("speed = 3\n{TEST_SECTION}");
+        let text = format!("speed = 3\n{SAMPLE_SECTION}");
         let err = toml::from_str::<SimConfig>(&text).unwrap_err();
         assert!(err.to_string().contains("speed"), "{err}");
     }

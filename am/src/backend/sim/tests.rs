@@ -7,7 +7,7 @@ use crate::backend::ErrorClass;
 const AUTHORITY: &str = "geni-am.example.net";
 
 fn cloud() -> SimulatedCloud {
-    let config: SimConfig = toml::from_str(config::TEST_SECTION).unwrap();
+    let config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
     SimulatedCloud::with_clock(&config, AUTHORITY, SimClock::manual()).unwrap()
 }
 
@@ -158,7 +158,7 @@ fn an_injected_boot_failure_ends_failed_with_the_message() {
 
 #[test]
 fn a_failure_rate_of_one_fails_every_boot() {
-    let mut config: SimConfig = toml::from_str(config::TEST_SECTION).unwrap();
+    let mut config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
     config.failure_rate = 1.0;
     let cloud = SimulatedCloud::with_clock(&config, AUTHORITY, SimClock::manual()).unwrap();
     let seen = boot(&cloud, "s1").1;

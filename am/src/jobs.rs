@@ -1,0 +1,132 @@
+//! The background work of the aggregate, on threads started by `serve`:
+//! provisioning workers that claim queued jobs and drive the backend, a
+//! poller that follows slivers in transition until the backend reaches the
+//! state they wait for, the expiry reaper (expired slivers are deleted to
+//! the second), and the reconciler (VMs no live sliver owns are destroyed;
+//! slivers whose VM vanished fail). Requests never wait for any of it:
+//! they read the state these threads write to the store.
+
+pub mod config;
+mod execute;
+mod observe;
+mod poller;
+mod reaper;
+mod reconciler;
+mod worker;
+
+use crate::backend::Compute;
+use crate::store::Store;
+pub use config::JobsConfig;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What every background thread shares.
+struct Context {
+    store: Store,
+    backend: Arc<dyn Compute>,
+    config: JobsConfig,
+    /// Slivers a worker of this process is handling right now, so two
+    /// workers never drive one VM at once.
+    in_flight: Mutex<std::collections::HashSet<String>>,
+}
+
+/// A stop flag threads can sleep on: they wake at once when it is set.
+#[derive(Default)]
+struct StopSignal {
+    stopped: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl StopSignal {
+    /// Sleeps for `timeout` or until stopped; true when stopped.
+    fn sleep(&self, timeout: Duration) -> bool {
+        let stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
+        let (stopped, _) = self
+            .wake
+            .wait_timeout_while(stopped, timeout, |stopped| !*stopped)
+            .unwrap_or_else(PoisonError::into_inner);
+        *stopped
+    }
+
+    fn stop(&self) {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.wake.notify_all();
+    }
+}
+
+/// The running background threads; dropping it (or [`JobsHandle::stop`])
+/// stops them and waits for them to finish their current step.
+pub struct JobsHandle {
+    signal: Arc<StopSignal>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl JobsHandle {
+    /// Stops every thread and waits for them. A job a worker was in the
+    /// middle of is either finished or left to be claimed again after its
+    /// lease.
+    pub fn stop(self) {
+        drop(self);
+    }
+}
+
+impl Drop for JobsHandle {
+    fn drop(&mut self) {
+        self.signal.stop();
+        for thread in self.threads.drain(..) {
+            if thread.join().is_err() {
+                tracing::error!("a background job thread panicked");
+            }
+        }
+    }
+}
+
+/// Starts the workers, the poller, the reaper and the reconciler on
+/// `store` and `backend`. Fails only if the operating system refuses a
+/// thread.
+pub fn start(
+    store: Store,
+    backend: Arc<dyn Compute>,
+    config: JobsConfig,
+) -> std::io::Result<JobsHandle> {
+    let context = Arc::new(Context {
+        store,
+        backend,
+        config,
+        in_flight: Mutex::default(),
+    });
+    let mut handle = JobsHandle {
+        signal: Arc::default(),
+        threads: Vec::new(),
+    };
+    let owner = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple());
+    let mut loops: Vec<(String, LoopFn)> = (0..context.config.workers)
+        .map(|i| {
+            let name = format!("{owner}-w{i}");
+            let lease_owner = name.clone();
+            let run: LoopFn = Box::new(move |cx, signal| worker::run(cx, &lease_owner, signal));
+            (name, run)
+        })
+        .collect();
+    loops.push(("poller".into(), Box::new(poller::run)));
+    loops.push(("reaper".into(), Box::new(reaper::run)));
+    loops.push(("reconciler".into(), Box::new(reconciler::run)));
+    for (name, run) in loops {
+        let context = context.clone();
+        let signal = handle.signal.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("jobs-{name}"))
+            .spawn(move || run(&context, &signal))?;
+        handle.threads.push(thread);
+    }
+    tracing::info!(
+        workers = context.config.workers,
+        backend = context.backend.name(),
+        "background jobs started"
+    );
+    Ok(handle)
+}
+
+/// The body of one background thread.
+type LoopFn = Box<dyn FnOnce(&Context, &StopSignal) + Send>;

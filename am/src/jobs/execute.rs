@@ -1,0 +1,158 @@
+//! What each kind of job does: read the sliver, call the backend, write
+//! the resulting state and annotations back. Jobs are idempotent, so a job
+//! claimed again after a crash can run from the start: creation first
+//! looks for the VM by its tag.
+
+use super::{Context, observe};
+use crate::backend::{BackendError, VmHandle, VmSpec};
+use crate::core::types::{AllocationState, OperationalState, UserKeys};
+use crate::store::jobs::{JobKind, JobRow};
+use crate::store::slivers::SliverRow;
+use crate::store::{StoreError, slices};
+use chrono::Utc;
+use thiserror::Error;
+
+/// Why a job did not complete.
+#[derive(Debug, Error)]
+pub enum JobError {
+    /// The backend refused or was unreachable.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl JobError {
+    /// Whether trying again later may succeed.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            JobError::Backend(err) => err.is_transient(),
+            JobError::Store(_) => true,
+        }
+    }
+}
+
+/// Runs one claimed job to its end.
+pub fn run(cx: &Context, job: &JobRow) -> Result<(), JobError> {
+    let kind = job.job_kind()?;
+    let Some(sliver) = job.sliver_urn.as_deref().map(|u| cx.store.sliver(u)) else {
+        return Ok(());
+    };
+    let Some(sliver) = sliver? else {
+        return Ok(());
+    };
+    if kind == JobKind::Destroy {
+        return destroy(cx, &sliver);
+    }
+    if sliver.allocation()? != AllocationState::Provisioned {
+        tracing::debug!(sliver = %sliver.urn, kind = kind.as_str(), "sliver no longer provisioned; nothing to do");
+        return Ok(());
+    }
+    match kind {
+        JobKind::Provision => provision(cx, &sliver),
+        JobKind::Start => act(cx, &sliver, OperationalState::Configuring, |vm| {
+            cx.backend.start(vm)
+        }),
+        JobKind::Stop => act(cx, &sliver, OperationalState::Stopping, |vm| {
+            cx.backend.stop(vm)
+        }),
+        JobKind::Restart => act(cx, &sliver, OperationalState::Configuring, |vm| {
+            cx.backend.restart(vm)
+        }),
+        JobKind::UpdateUsers => update_users(cx, &sliver),
+        JobKind::Destroy => Ok(()),
+    }
+}
+
+/// The VM specification of a sliver.
+fn vm_spec(sliver: &SliverRow, users: Vec<UserKeys>) -> VmSpec {
+    VmSpec {
+        tag: sliver.urn.clone(),
+        name: sliver.client_id.clone(),
+        host: Some(sliver.component_id.clone()),
+        sliver_type: sliver.sliver_type.clone(),
+        disk_image: sliver.disk_image.clone(),
+        users,
+        networks: Vec::new(),
+    }
+}
+
+fn slice_users(cx: &Context, sliver: &SliverRow) -> Result<Vec<UserKeys>, StoreError> {
+    cx.store.read(|conn| slices::users(conn, &sliver.slice_urn))
+}
+
+/// Creates the sliver's VM unless one with its tag exists, and records its
+/// id; the poller moves the sliver on once the VM is defined.
+fn provision(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+    let vm = match cx.backend.find_vm(&sliver.urn)? {
+        Some(vm) => vm,
+        None => {
+            let spec = vm_spec(sliver, slice_users(cx, sliver)?);
+            cx.backend.create_vm(&spec)?
+        }
+    };
+    let mut annotations = sliver.annotations()?;
+    if annotations.backend_id.as_deref() != Some(vm.0.as_str()) {
+        annotations.backend_id = Some(vm.0.clone());
+        cx.store
+            .set_annotations(&sliver.urn, &annotations, Utc::now())?;
+    }
+    tracing::info!(sliver = %sliver.urn, vm = %vm.0, "provisioned");
+    Ok(())
+}
+
+/// The sliver's VM: the recorded id, or the VM found by its tag.
+fn vm_of(cx: &Context, sliver: &SliverRow) -> Result<VmHandle, JobError> {
+    if let Some(id) = sliver.annotations()?.backend_id {
+        return Ok(VmHandle(id));
+    }
+    cx.backend.find_vm(&sliver.urn)?.ok_or_else(|| {
+        JobError::Backend(BackendError::Transient(format!(
+            "the VM of {} is not created yet",
+            sliver.urn
+        )))
+    })
+}
+
+/// Runs a power action and records the state the sliver now waits in.
+fn act(
+    cx: &Context,
+    sliver: &SliverRow,
+    waiting: OperationalState,
+    action: impl FnOnce(&VmHandle) -> Result<(), BackendError>,
+) -> Result<(), JobError> {
+    let vm = vm_of(cx, sliver)?;
+    action(&vm)?;
+    cx.store
+        .set_operational_state(&sliver.urn, waiting, Utc::now())?;
+    Ok(())
+}
+
+/// Installs the slice users' keys and returns the sliver to `geni_ready`
+/// with its logins updated.
+fn update_users(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+    let vm = vm_of(cx, sliver)?;
+    let users = slice_users(cx, sliver)?;
+    cx.backend.update_users(&vm, &users)?;
+    let seen = cx.backend.observe(&vm)?;
+    let now = Utc::now();
+    let annotations = observe::annotate(sliver.annotations()?, &seen, &users);
+    cx.store.set_annotations(&sliver.urn, &annotations, now)?;
+    cx.store
+        .set_operational_state(&sliver.urn, OperationalState::Ready, now)?;
+    Ok(())
+}
+
+/// Destroys the sliver's VM if there is one.
+fn destroy(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+    let vm = match sliver.annotations()?.backend_id {
+        Some(id) => Some(VmHandle(id)),
+        None => cx.backend.find_vm(&sliver.urn)?,
+    };
+    if let Some(vm) = vm {
+        cx.backend.destroy(&vm)?;
+        tracing::info!(sliver = %sliver.urn, vm = %vm.0, "VM destroyed");
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! From what the backend reports to what the store says: the operational
+//! state a waiting sliver moves to when its VM reaches a power state, and
+//! the manifest annotations (host name, logins) built from an observation.
+
+use crate::backend::{VmObservation, VmState};
+use crate::core::types::{LoginEndpoint, OperationalState, SliverAnnotations, UserKeys};
+
+/// What a sliver in `current` becomes when its VM is seen `seen`: `None`
+/// while the VM has not reached the state the sliver waits for.
+pub fn next_state(current: OperationalState, seen: VmState) -> Option<OperationalState> {
+    use OperationalState as Op;
+    match (current, seen) {
+        (Op::Failed, _) => None,
+        (_, VmState::Failed | VmState::Gone) => Some(Op::Failed),
+        (Op::PendingAllocation | Op::Stopping, VmState::Stopped) => Some(Op::NotReady),
+        (Op::PendingAllocation | Op::Configuring | Op::ReadyBusy, VmState::Running) => {
+            Some(Op::Ready)
+        }
+        _ => None,
+    }
+}
+
+/// Whether a sliver in `state` waits for the backend to finish something.
+pub fn is_waiting(state: OperationalState) -> bool {
+    use OperationalState as Op;
+    matches!(
+        state,
+        Op::PendingAllocation | Op::Configuring | Op::Stopping | Op::ReadyBusy
+    )
+}
+
+/// `annotations` updated with the host name of `seen` and one SSH login
+/// per user.
+pub fn annotate(
+    mut annotations: SliverAnnotations,
+    seen: &VmObservation,
+    users: &[UserKeys],
+) -> SliverAnnotations {
+    if !seen.hostname.is_empty() {
+        annotations.hostname = Some(seen.hostname.clone());
+    }
+    if let Some(hostname) = &annotations.hostname {
+        annotations.logins = users
+            .iter()
+            .map(|user| LoginEndpoint {
+                hostname: hostname.clone(),
+                port: 22,
+                username: login_name(&user.urn),
+            })
+            .collect();
+    }
+    annotations
+}
+
+/// The account name for a user URN: its name part (after `+user+`),
+/// lowercased, with anything but letters, digits, `_` and `-` replaced.
+pub fn login_name(user_urn: &str) -> String {
+    let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
+    let login: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' | '_' | '-' => c,
+            'A'..='Z' => c.to_ascii_lowercase(),
+            _ => '_',
+        })
+        .collect();
+    if login.is_empty() {
+        "geni".to_owned()
+    } else {
+        login
+    }
+}
+
+/// The message a failed sliver carries for an observation.
+pub fn failure_message(seen: &VmObservation, backend: &str) -> String {
+    match seen.state {
+        VmState::Gone => format!("the VM disappeared from the {backend}"),
+        _ if seen.message.is_empty() => format!("the VM failed in the {backend}"),
+        _ => seen.message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use OperationalState as Op;
+
+    #[test]
+    fn slivers_move_only_when_the_vm_reaches_what_they_wait_for() {
+        assert_eq!(next_state(Op::PendingAllocation, VmState::Pending), None);
+        assert_eq!(
+            next_state(Op::PendingAllocation, VmState::Stopped),
+            Some(Op::NotReady)
+        );
+        assert_eq!(next_state(Op::Configuring, VmState::Stopped), None);
+        assert_eq!(next_state(Op::Configuring, VmState::Booting), None);
+        assert_eq!(
+            next_state(Op::Configuring, VmState::Running),
+            Some(Op::Ready)
+        );
+        assert_eq!(next_state(Op::Stopping, VmState::Running), None);
+        assert_eq!(
+            next_state(Op::Stopping, VmState::Stopped),
+            Some(Op::NotReady)
+        );
+        assert_eq!(
+            next_state(Op::Configuring, VmState::Failed),
+            Some(Op::Failed)
+        );
+        assert_eq!(next_state(Op::Ready, VmState::Gone), Some(Op::Failed));
+        assert_eq!(next_state(Op::Failed, VmState::Gone), None);
+    }
+
+    #[test]
+    fn final_states_are_not_waiting() {
+        assert!(is_waiting(Op::Configuring));
+        assert!(!is_waiting(Op::Ready));
+        assert!(!is_waiting(Op::NotReady));
+        assert!(!is_waiting(Op::Failed));
+    }
+
+    #[test]
+    fn logins_use_the_hostname_and_the_user_name() {
+        let seen = VmObservation {
+            state: VmState::Running,
+            message: String::new(),
+            hostname: "node-1.sim.test".into(),
+            addresses: Vec::new(),
+        };
+        let users = [UserKeys {
+            urn: "urn:publicid:IDN+ch.geni.net+user+Alice.Smith".into(),
+            keys: vec!["ssh-ed25519 AAAA".into()],
+        }];
+        let annotations = annotate(SliverAnnotations::default(), &seen, &users);
+        assert_eq!(annotations.hostname.as_deref(), Some("node-1.sim.test"));
+        assert_eq!(annotations.logins[0].username, "alice_smith");
+        assert_eq!(annotations.logins[0].port, 22);
+        assert_eq!(login_name(""), "geni");
+    }
+
+    #[test]
+    fn failures_carry_the_backend_message() {
+        let mut seen = VmObservation {
+            state: VmState::Failed,
+            message: "disk corrupt".into(),
+            hostname: String::new(),
+            addresses: Vec::new(),
+        };
+        assert_eq!(failure_message(&seen, "simulated cloud"), "disk corrupt");
+        seen.state = VmState::Gone;
+        assert_eq!(
+            failure_message(&seen, "simulated cloud"),
+            "the VM disappeared from the simulated cloud"
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! The state poller: follows provisioned slivers that wait for the backend
+//! (pending allocation, configuring, stopping) and moves them on — with
+//! their host name and logins — once their VM reaches the awaited state,
+//! or to `geni_failed` with the backend's message.
+
+use super::execute::JobError;
+use super::{Context, StopSignal, observe};
+use crate::backend::VmHandle;
+use crate::core::types::AllocationState;
+use crate::store::slices;
+use crate::store::slivers::SliverRow;
+use chrono::Utc;
+use std::time::Duration;
+
+/// Polls every `poll_interval_ms` until stopped.
+pub fn run(cx: &Context, signal: &StopSignal) {
+    let interval = Duration::from_millis(cx.config.poll_interval_ms);
+    while !signal.sleep(interval) {
+        if let Err(err) = poll_once(cx) {
+            tracing::warn!(%err, "polling slivers in transition failed");
+        }
+    }
+}
+
+/// One pass over the waiting slivers without outstanding jobs (a queued
+/// job will change the VM, so its sliver is not judged before it ran).
+fn poll_once(cx: &Context) -> Result<(), JobError> {
+    let busy = cx.store.slivers_with_pending_jobs()?;
+    for sliver in cx.store.live_slivers()? {
+        if sliver.allocation()? != AllocationState::Provisioned
+            || busy.contains(&sliver.urn)
+            || !observe::is_waiting(sliver.operational()?)
+        {
+            continue;
+        }
+        if let Err(err) = follow(cx, &sliver) {
+            tracing::debug!(sliver = %sliver.urn, %err, "cannot observe the VM yet");
+        }
+    }
+    Ok(())
+}
+
+/// Observes one sliver's VM and records the state it reached.
+fn follow(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+    let Some(id) = sliver.annotations()?.backend_id else {
+        return Ok(());
+    };
+    let seen = cx.backend.observe(&VmHandle(id))?;
+    let Some(next) = observe::next_state(sliver.operational()?, seen.state) else {
+        return Ok(());
+    };
+    let now = Utc::now();
+    if next == crate::core::types::OperationalState::Failed {
+        let message = observe::failure_message(&seen, cx.backend.name());
+        cx.store.fail_sliver(&sliver.urn, &message, now)?;
+        return Ok(());
+    }
+    let users = cx
+        .store
+        .read(|conn| slices::users(conn, &sliver.slice_urn))?;
+    let annotations = observe::annotate(sliver.annotations()?, &seen, &users);
+    cx.store.set_annotations(&sliver.urn, &annotations, now)?;
+    cx.store.set_operational_state(&sliver.urn, next, now)?;
+    tracing::info!(sliver = %sliver.urn, state = %next, "sliver reached a new state");
+    Ok(())
+}

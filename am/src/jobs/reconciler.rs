@@ -1,0 +1,58 @@
+//! The reconciler: every few seconds compares the store with the backend.
+//! VMs carrying this aggregate's tag that no live sliver owns (left by a
+//! crash, a lost destroy, an operator) are destroyed; provisioned slivers
+//! whose VM vanished from the backend become `geni_failed`.
+
+use super::execute::JobError;
+use super::{Context, StopSignal};
+use crate::core::types::{AllocationState, OperationalState};
+use chrono::Utc;
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// Reconciles at start and then every `reconcile_interval_secs` until stopped.
+pub fn run(cx: &Context, signal: &StopSignal) {
+    let interval = Duration::from_secs(cx.config.reconcile_interval_secs);
+    loop {
+        if let Err(err) = reconcile_once(cx) {
+            tracing::warn!(%err, "reconciling the store with the backend failed");
+        }
+        if signal.sleep(interval) {
+            return;
+        }
+    }
+}
+
+/// One comparison. The slivers are read before the VMs are listed (a
+/// sliver that had a VM then must still have it) and again after (a VM
+/// listed belongs to a sliver that was live then, unless it is an orphan).
+fn reconcile_once(cx: &Context) -> Result<(), JobError> {
+    let before = cx.store.live_slivers()?;
+    let busy = cx.store.slivers_with_pending_jobs()?;
+    let vms = cx.backend.list_vms()?;
+    let listed: HashSet<&str> = vms.iter().map(|vm| vm.tag.as_str()).collect();
+    let now = Utc::now();
+    for sliver in &before {
+        let vanished = sliver.allocation()? == AllocationState::Provisioned
+            && sliver.operational()? != OperationalState::Failed
+            && !busy.contains(&sliver.urn)
+            && sliver.annotations()?.backend_id.is_some()
+            && !listed.contains(sliver.urn.as_str());
+        if vanished {
+            let message = format!("the VM disappeared from the {}", cx.backend.name());
+            tracing::warn!(sliver = %sliver.urn, "{message}");
+            cx.store.fail_sliver(&sliver.urn, &message, now)?;
+        }
+    }
+    let live: HashSet<String> = cx
+        .store
+        .live_slivers()?
+        .into_iter()
+        .map(|s| s.urn)
+        .collect();
+    for vm in vms.iter().filter(|vm| !live.contains(&vm.tag)) {
+        tracing::warn!(vm = %vm.handle.0, tag = %vm.tag, "destroying a VM no live sliver owns");
+        cx.backend.destroy(&vm.handle)?;
+    }
+    Ok(())
+}

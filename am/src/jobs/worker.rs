@@ -1,0 +1,86 @@
+//! Provisioning workers: claim due jobs with a lease, run them, and finish,
+//! retry (transient errors, with doubling backoff) or fail them; a job that
+//! fails for good fails its sliver with the backend's message.
+
+use super::execute::{self, JobError};
+use super::{Context, StopSignal};
+use crate::store::jobs::JobRow;
+use chrono::{TimeDelta, Utc};
+use std::time::Duration;
+
+/// Claims and runs jobs as `owner` until stopped.
+pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
+    let idle = Duration::from_millis(cx.config.idle_poll_ms);
+    let lease = TimeDelta::seconds(i64::try_from(cx.config.lease_secs).unwrap_or(i64::MAX / 2));
+    loop {
+        match cx.store.claim_jobs(owner, Utc::now(), lease, 1) {
+            Ok(jobs) if !jobs.is_empty() => {
+                for job in jobs {
+                    handle(cx, owner, &job);
+                }
+                continue;
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!(%err, "cannot claim jobs"),
+        }
+        if signal.sleep(idle) {
+            return;
+        }
+    }
+}
+
+/// Runs one claimed job unless another worker of this process is driving
+/// the same sliver, and records the outcome.
+fn handle(cx: &Context, owner: &str, job: &JobRow) {
+    let sliver = job.sliver_urn.clone().unwrap_or_default();
+    let claimed = lock_in_flight(cx).insert(sliver.clone());
+    let outcome = if claimed {
+        let outcome = execute::run(cx, job);
+        lock_in_flight(cx).remove(&sliver);
+        outcome
+    } else {
+        Err(JobError::Backend(crate::backend::BackendError::Transient(
+            format!("another job of {sliver} is running"),
+        )))
+    };
+    if let Err(err) = record(cx, owner, job, outcome) {
+        tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
+    }
+}
+
+fn lock_in_flight(cx: &Context) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+    cx.in_flight
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn record(
+    cx: &Context,
+    owner: &str,
+    job: &JobRow,
+    outcome: Result<(), JobError>,
+) -> Result<(), crate::store::StoreError> {
+    let now = Utc::now();
+    let attempts = u32::try_from(job.attempts).unwrap_or(u32::MAX);
+    match outcome {
+        Ok(()) => {
+            cx.store.finish_job(&job.id, owner, now)?;
+        }
+        Err(err) if err.is_transient() && attempts < cx.config.max_attempts => {
+            let wait = cx.config.backoff(attempts);
+            tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
+            let run_after = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);
+            cx.store
+                .retry_job(&job.id, owner, &err.to_string(), run_after, now)?;
+        }
+        Err(err) => {
+            let message = err.to_string();
+            tracing::warn!(job = %job.id, kind = %job.kind, %message, "job failed");
+            cx.store.fail_job(&job.id, owner, &message, now)?;
+            if let Some(sliver) = &job.sliver_urn {
+                cx.store.fail_sliver(sliver, &message, now)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Store functions of the background jobs beyond the core's: which slivers
+//! have backend work outstanding (the poller leaves them alone), when the
+//! next live sliver expires (the reaper sleeps until then), and reaping
+//! expired slivers (deallocate, free capacity, queue the VM's destruction)
+//! in one transaction.
+
+use super::jobs::{JobKind, JobState, enqueue};
+use super::schema::{jobs, slivers};
+use super::{Conn, Store, StoreResult, events, from_unix, slivers as sliver_rows};
+use crate::core::types::AllocationState;
+use chrono::{DateTime, Utc};
+use diesel::dsl::min;
+use diesel::prelude::*;
+use std::collections::HashSet;
+
+/// The earliest expiry among live slivers.
+fn next_expiry(conn: &mut Conn) -> StoreResult<Option<DateTime<Utc>>> {
+    let live = [
+        AllocationState::Allocated.as_str(),
+        AllocationState::Provisioned.as_str(),
+    ];
+    let earliest: Option<i64> = slivers::table
+        .filter(slivers::allocation_state.eq_any(live))
+        .select(min(slivers::expires_at))
+        .first(conn)?;
+    Ok(earliest.map(from_unix))
+}
+
+impl Store {
+    /// URNs of slivers with a queued or running job.
+    pub fn slivers_with_pending_jobs(&self) -> StoreResult<HashSet<String>> {
+        let pending = [JobState::Queued.as_str(), JobState::Running.as_str()];
+        self.read(|conn| {
+            let urns: Vec<Option<String>> = jobs::table
+                .filter(jobs::state.eq_any(pending))
+                .select(jobs::sliver_urn)
+                .distinct()
+                .load(conn)?;
+            Ok(urns.into_iter().flatten().collect())
+        })
+    }
+
+    /// When the next live sliver expires, if any is live.
+    pub fn next_expiry(&self) -> StoreResult<Option<DateTime<Utc>>> {
+        self.read(next_expiry)
+    }
+
+    /// Deletes every live sliver expired at or before `now`: it becomes
+    /// `geni_unallocated` (freeing its capacity), a destroy job is queued
+    /// for provisioned ones, and an `expired` event is logged. Returns the
+    /// URNs reaped.
+    pub fn reap_expired(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>> {
+        self.write(|conn| {
+            let expired = sliver_rows::expired(conn, now)?;
+            let mut reaped = Vec::with_capacity(expired.len());
+            for mut row in expired {
+                let provisioned = row.allocation()? == AllocationState::Provisioned;
+                row.allocation_state = AllocationState::Unallocated.as_str().to_owned();
+                sliver_rows::save(conn, &row)?;
+                if provisioned {
+                    let payload = serde_json::json!({ "reason": "expired" });
+                    enqueue(
+                        conn,
+                        JobKind::Destroy,
+                        &row.slice_urn,
+                        Some(&row.urn),
+                        &payload,
+                        now,
+                    )?;
+                }
+                let detail = format!("expired at {}", row.expires());
+                events::append(
+                    conn,
+                    now,
+                    Some(&row.slice_urn),
+                    Some(&row.urn),
+                    "expired",
+                    &detail,
+                )?;
+                reaped.push(row.urn);
+            }
+            Ok(reaped)
+        })
+    }
+}

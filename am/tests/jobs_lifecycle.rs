@@ -1,0 +1,124 @@
+//! The jobs drive the simulated cloud through whole sliver lifecycles over
+//! a SQLite store: provision, start, restart, update users, stop; boot
+//! failures and refused creations end in `geni_failed` with the backend's
+//! message; transient errors are retried.
+
+mod jobs_support;
+
+use am::backend::Compute;
+use am::core::types::{OperationalState as Op, UserKeys};
+use am::store::jobs::JobKind;
+use am::store::slices;
+use chrono::{TimeDelta, Utc};
+use jobs_support::{ALICE, Harness, SLICE, fast_jobs};
+
+fn provisioned(harness: &mut Harness) -> Vec<String> {
+    let urns = harness.provision(Utc::now() + TimeDelta::days(5));
+    harness.start(fast_jobs());
+    urns
+}
+
+#[test]
+fn slivers_go_from_provisioned_to_ready_and_back_through_every_action() {
+    let mut harness = Harness::new();
+    let urns = provisioned(&mut harness);
+    assert_eq!(urns.len(), 2, "the corpus request has two nodes");
+    for urn in &urns {
+        let row = harness.wait_state(urn, Op::NotReady);
+        let notes = row.annotations().unwrap();
+        assert!(notes.backend_id.is_some(), "the VM id is recorded");
+        assert!(notes.hostname.unwrap().ends_with(".sim.geni-am.test"));
+    }
+    assert_eq!(harness.cloud.vms_created(), 2);
+
+    let urn = &urns[0];
+    harness.act(urn, JobKind::Start, Op::Configuring);
+    let ready = harness.wait_state(urn, Op::Ready);
+    let notes = ready.annotations().unwrap();
+    assert_eq!(notes.logins.len(), 1);
+    assert_eq!(notes.logins[0].username, "alice");
+    assert_eq!(Some(&notes.logins[0].hostname), notes.hostname.as_ref());
+
+    harness.act(urn, JobKind::Restart, Op::Configuring);
+    harness.wait_state(urn, Op::Ready);
+
+    let new_keys = [UserKeys {
+        urn: ALICE.into(),
+        keys: vec!["ssh-rsa AAAAB3 alice@desktop".into()],
+    }];
+    harness
+        .store
+        .write(|conn| slices::upsert_users(conn, SLICE, &new_keys, Utc::now()))
+        .unwrap();
+    harness.act(urn, JobKind::UpdateUsers, Op::UpdatingUsers);
+    harness.wait_state(urn, Op::Ready);
+    let vm = am::backend::VmHandle(notes.backend_id.clone().unwrap());
+    assert_eq!(
+        harness.cloud.users_of(&vm).unwrap()[ALICE],
+        vec!["ssh-rsa AAAAB3 alice@desktop"]
+    );
+
+    harness.act(urn, JobKind::Stop, Op::Stopping);
+    harness.wait_state(urn, Op::NotReady);
+    let seen = harness.cloud.observe(&vm).unwrap();
+    assert_eq!(seen.state, am::backend::VmState::Stopped);
+    assert_eq!(harness.cloud.vms_created(), 2, "no VM was created twice");
+}
+
+#[test]
+fn a_failed_boot_fails_the_sliver_with_the_backend_message() {
+    let mut harness = Harness::new();
+    let urns = provisioned(&mut harness);
+    let urn = &urns[1];
+    harness.wait_state(urn, Op::NotReady);
+    harness
+        .cloud
+        .fail_next_boot(urn, "the simulated guest kernel panicked");
+    harness.act(urn, JobKind::Start, Op::Configuring);
+    let failed = harness.wait_state(urn, Op::Failed);
+    assert_eq!(failed.error, "the simulated guest kernel panicked");
+    assert_eq!(
+        harness.wait_state(&urns[0], Op::NotReady).error,
+        "",
+        "the other sliver is untouched"
+    );
+}
+
+#[test]
+fn a_refused_creation_fails_the_sliver_without_retrying() {
+    let mut harness = Harness::new();
+    let urns = harness.provision(Utc::now() + TimeDelta::days(5));
+    let mut row = harness.store.sliver(&urns[0]).unwrap().unwrap();
+    row.sliver_type = "gpu-monster".into();
+    harness
+        .store
+        .write(|conn| am::store::slivers::save(conn, &row))
+        .unwrap();
+    harness.start(fast_jobs());
+    let failed = harness.wait_state(&urns[0], Op::Failed);
+    assert_eq!(
+        failed.error,
+        "backend refused the operation: the simulated cloud has no sliver type `gpu-monster`"
+    );
+    let jobs = harness.store.jobs_of_sliver(&urns[0]).unwrap();
+    assert_eq!((jobs[0].state.as_str(), jobs[0].attempts), ("failed", 1));
+}
+
+#[test]
+fn transient_backend_errors_are_retried_until_the_vm_exists() {
+    let mut harness = Harness::new();
+    harness.cloud.fail_next_calls(3);
+    let urns = provisioned(&mut harness);
+    for urn in &urns {
+        harness.wait_state(urn, Op::NotReady);
+    }
+    let attempts: i64 = urns
+        .iter()
+        .map(|urn| harness.store.jobs_of_sliver(urn).unwrap()[0].attempts)
+        .sum();
+    assert!(
+        attempts >= 3,
+        "{attempts} attempts for two jobs and three failures"
+    );
+    assert_eq!(harness.cloud.vms_created(), 2);
+}
