@@ -60,6 +60,7 @@ CREATE TABLE slice_users (
 
 CREATE TABLE jobs (
     id TEXT PRIMARY KEY NOT NULL,
+    seq BIGINT NOT NULL,
     kind TEXT NOT NULL,
     slice_urn TEXT NOT NULL,
     sliver_urn TEXT,
@@ -73,14 +74,17 @@ CREATE TABLE jobs (
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
-CREATE INDEX jobs_ready ON jobs (state, run_after);
+CREATE INDEX jobs_ready ON jobs (state, run_after, seq);
+CREATE INDEX jobs_seq ON jobs (seq);
 
 CREATE TABLE events (
     id TEXT PRIMARY KEY NOT NULL,
+    seq BIGINT NOT NULL,
     at BIGINT NOT NULL,
     slice_urn TEXT,
     sliver_urn TEXT,
     kind TEXT NOT NULL,
     detail TEXT NOT NULL
 );
-CREATE INDEX events_at ON events (at);
+CREATE INDEX events_slice ON events (slice_urn, seq);
+CREATE INDEX events_seq ON events (seq);

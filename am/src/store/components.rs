@@ -174,10 +174,11 @@ pub fn lock_all(conn: &mut Conn) -> StoreResult<()> {
     Ok(())
 }
 
-/// What live slivers use, per component id.
-pub fn usage(conn: &mut Conn) -> StoreResult<HashMap<String, Usage>> {
+/// What live slivers not yet expired at `now` use, per component id.
+pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String, Usage>> {
     let rows: Vec<(String, i64, i64, bool)> = slivers::table
         .filter(slivers::allocation_state.ne(AllocationState::Unallocated.as_str()))
+        .filter(slivers::expires_at.gt(to_unix(&now)))
         .select((
             slivers::component_id,
             slivers::cpus,

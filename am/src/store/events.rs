@@ -3,6 +3,7 @@
 use super::schema::events;
 use super::{Conn, Store, StoreResult, to_unix};
 use chrono::{DateTime, Utc};
+use diesel::dsl::max;
 use diesel::prelude::*;
 
 /// A logged event.
@@ -11,6 +12,8 @@ use diesel::prelude::*;
 pub struct EventRow {
     /// Its id (a UUID).
     pub id: String,
+    /// Order of logging.
+    pub seq: i64,
     /// When (unix seconds).
     pub at: i64,
     /// Slice concerned.
@@ -32,8 +35,10 @@ pub fn append(
     kind: &str,
     detail: &str,
 ) -> StoreResult<()> {
+    let last: Option<i64> = events::table.select(max(events::seq)).first(conn)?;
     let row = EventRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
+        seq: last.unwrap_or(0) + 1,
         at: to_unix(&now),
         slice_urn: slice_urn.map(str::to_owned),
         sliver_urn: sliver_urn.map(str::to_owned),
@@ -52,7 +57,7 @@ impl Store {
         self.read(|conn| {
             Ok(events::table
                 .filter(events::slice_urn.eq(slice_urn))
-                .order((events::at, events::id))
+                .order(events::seq)
                 .load(conn)?)
         })
     }

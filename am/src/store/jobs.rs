@@ -7,6 +7,7 @@
 use super::schema::jobs;
 use super::{Conn, Store, StoreError, StoreResult, from_unix, to_unix};
 use chrono::{DateTime, TimeDelta, Utc};
+use diesel::dsl::max;
 use diesel::prelude::*;
 
 /// What a job asks the backend to do to its sliver.
@@ -14,7 +15,9 @@ use diesel::prelude::*;
 pub enum JobKind {
     /// Create the VM (Provision).
     Provision,
-    /// Boot it (`geni_start`).
+    /// Boot it (`geni_start`). May be queued while the sliver is still
+    /// provisioning: the worker retries until the VM exists. Jobs of one
+    /// sliver must run in `seq` order.
     Start,
     /// Power it off (`geni_stop`).
     Stop,
@@ -86,6 +89,8 @@ impl JobState {
 pub struct JobRow {
     /// Its id (a UUID).
     pub id: String,
+    /// Order of creation (ties possible only across processes).
+    pub seq: i64,
     /// [`JobKind`] name.
     pub kind: String,
     /// Slice concerned.
@@ -137,8 +142,10 @@ pub fn enqueue(
     payload: &serde_json::Value,
     now: DateTime<Utc>,
 ) -> StoreResult<String> {
+    let last: Option<i64> = jobs::table.select(max(jobs::seq)).first(conn)?;
     let row = JobRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
+        seq: last.unwrap_or(0) + 1,
         kind: kind.as_str().to_owned(),
         slice_urn: slice_urn.to_owned(),
         sliver_urn: sliver_urn.map(str::to_owned),
@@ -159,7 +166,7 @@ pub fn enqueue(
 }
 
 /// Ids of jobs that may be claimed at `now` (queued and due, or running
-/// with an expired lease), oldest first; on PostgreSQL the rows are locked
+/// with an expired lease), in creation order; on PostgreSQL the rows are locked
 /// and rows locked by other claimers skipped.
 fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<String>> {
     let due = jobs::state
@@ -170,7 +177,7 @@ fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<Strin
         .and(jobs::lease_expires.le(now));
     let query = jobs::table
         .filter(due.or(abandoned))
-        .order((jobs::run_after, jobs::created_at))
+        .order((jobs::run_after, jobs::seq))
         .select(jobs::id)
         .limit(limit);
     Ok(match conn {
@@ -232,7 +239,7 @@ impl Store {
                 .execute(conn)?;
             Ok(jobs::table
                 .filter(jobs::id.eq_any(&ids))
-                .order((jobs::run_after, jobs::created_at))
+                .order((jobs::run_after, jobs::seq))
                 .load(conn)?)
         })
     }
@@ -271,7 +278,7 @@ impl Store {
         self.read(|conn| {
             Ok(jobs::table
                 .filter(jobs::sliver_urn.eq(sliver_urn))
-                .order((jobs::created_at, jobs::id))
+                .order(jobs::seq)
                 .load(conn)?)
         })
     }

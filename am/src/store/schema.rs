@@ -65,6 +65,7 @@ diesel::table! {
 diesel::table! {
     jobs (id) {
         id -> Text,
+        seq -> BigInt,
         kind -> Text,
         slice_urn -> Text,
         sliver_urn -> Nullable<Text>,
@@ -83,6 +84,7 @@ diesel::table! {
 diesel::table! {
     events (id) {
         id -> Text,
+        seq -> BigInt,
         at -> BigInt,
         slice_urn -> Nullable<Text>,
         sliver_urn -> Nullable<Text>,

@@ -1,0 +1,337 @@
+//! Allocate (AMAPI.md §2.5): validate the request, place its nodes on
+//! components with free capacity, reserve it, create `geni_allocated`
+//! slivers with the short allocation timeout, answer with a manifest of
+//! the new slivers. All or nothing; `geni_allocate = geni_many`, so later
+//! Allocates add slivers to the slice.
+
+use super::{Aggregate, expiry, manifest, report};
+use crate::core::types::{AllocationState, OperationalState, Principal, SliverInfo};
+use crate::geni::AmError;
+use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
+use crate::store::slivers::{self, SliverRow};
+use crate::store::{Conn, events, slices, to_unix};
+use chrono::{DateTime, Utc};
+use rspec::manifest::Ownership;
+use rspec::tree::Document;
+use rspec::validate::{IssueKind, RspecKind};
+use rspec::view::{Node, RSpec};
+use std::collections::HashMap;
+
+/// What Allocate reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocation {
+    /// The slice URN.
+    pub slice_urn: String,
+    /// Manifest of the newly allocated slivers.
+    pub manifest: String,
+    /// The new slivers, all `geni_allocated`.
+    pub slivers: Vec<SliverInfo>,
+}
+
+/// One node of the request that this aggregate must place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct NodeRequest {
+    client_id: String,
+    component_id: Option<String>,
+    sliver_type: Option<String>,
+    disk_image: Option<String>,
+    exclusive: bool,
+    line: u32,
+}
+
+/// A validated request and the nodes that are ours.
+pub(super) struct ParsedRequest {
+    text: String,
+    nodes: Vec<NodeRequest>,
+}
+
+impl Aggregate {
+    /// Allocates the resources `rspec` asks of this aggregate into
+    /// `slice_urn` (created when new). Nodes of other component managers
+    /// are ignored and copied to the manifest.
+    pub fn allocate(
+        &self,
+        principal: &Principal,
+        slice_urn: &str,
+        rspec: &str,
+    ) -> Result<Allocation, AmError> {
+        let request = self.parse_request(rspec)?;
+        let now = self.now();
+        self.store
+            .write(|conn| self.allocate_in(conn, principal, slice_urn, &request, now))
+    }
+
+    /// Validates `rspec` as a request (schema and semantic checks) and
+    /// collects the nodes this aggregate owns.
+    pub(super) fn parse_request(&self, rspec: &str) -> Result<ParsedRequest, AmError> {
+        if rspec.trim().is_empty() {
+            return Err(AmError::bad_args(
+                "the request RSpec is empty; send a GENI v3 <rspec type=\"request\"> document",
+            ));
+        }
+        self.validator
+            .validate_as(rspec.as_bytes(), RspecKind::Request)
+            .map_err(|invalid| {
+                if invalid
+                    .issues
+                    .iter()
+                    .any(|i| i.kind == IssueKind::Namespace)
+                {
+                    AmError::bad_version(invalid.to_string())
+                } else {
+                    AmError::bad_args(invalid.to_string())
+                }
+            })?;
+        let doc = Document::parse(rspec.as_bytes())
+            .map_err(|e| AmError::bad_args(format!("invalid RSpec: {e}")))?;
+        let root = RSpec::new(&doc).map_err(|e| AmError::bad_args(e.to_string()))?;
+        let owned = Ownership::of(&root, &self.config.cm_urn);
+        let nodes = owned
+            .nodes
+            .iter()
+            .map(|&id| node_request(&Node::new(&doc, id)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if nodes.is_empty() {
+            return Err(AmError::bad_args(format!(
+                "the request has no node for this aggregate (component_manager_id {} or none)",
+                self.config.cm_urn
+            )));
+        }
+        Ok(ParsedRequest {
+            text: rspec.to_owned(),
+            nodes,
+        })
+    }
+
+    /// Allocate inside the caller's transaction.
+    pub(super) fn allocate_in(
+        &self,
+        conn: &mut Conn,
+        principal: &Principal,
+        slice_urn: &str,
+        request: &ParsedRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Allocation, AmError> {
+        if let Some(slice) = slices::find(conn, slice_urn)?
+            && slice.shut_down
+        {
+            return Err(AmError::forbidden(format!(
+                "slice {slice_urn} was shut down by the operators; nothing can be allocated in it"
+            )));
+        }
+        let expires = expiry::allocation(now, &self.config.policy, principal.credential_expires)?;
+        let existing = slivers::live_in_slice(conn, slice_urn)?;
+        if let Some(node) = request
+            .nodes
+            .iter()
+            .find(|n| existing.iter().any(|s| s.client_id == n.client_id))
+        {
+            return Err(AmError::already_exists(format!(
+                "slice {slice_urn} already has a sliver for node `{}`; delete it or choose another client_id",
+                node.client_id
+            )));
+        }
+        let max = self.config.policy.max_slivers_per_slice;
+        if existing.len() + request.nodes.len() > max {
+            return Err(AmError::too_big(format!(
+                "slice {slice_urn} would hold {} slivers here; the limit is {max}",
+                existing.len() + request.nodes.len()
+            )));
+        }
+        components::lock_all(conn)?;
+        let inventory = components::all(conn)?;
+        let mut usage = components::usage(conn, now)?;
+        slices::find_or_create(conn, slice_urn, principal.credential_expires, now)?;
+        let request_id = slices::insert_request(conn, slice_urn, &request.text, now)?;
+        let mut rows = Vec::with_capacity(request.nodes.len());
+        for node in &request.nodes {
+            let (component, spec) = place(&inventory, &mut usage, node)?;
+            let row = SliverRow {
+                urn: self.new_sliver_urn(),
+                slice_urn: slice_urn.to_owned(),
+                request_id: request_id.clone(),
+                client_id: node.client_id.clone(),
+                component_id: component.id.clone(),
+                sliver_type: spec.name.clone(),
+                disk_image: node.disk_image.clone(),
+                cpus: spec.cpus,
+                memory_mb: spec.memory_mb,
+                exclusive: node.exclusive || component.exclusive,
+                allocation_state: AllocationState::Allocated.as_str().to_owned(),
+                operational_state: OperationalState::PendingAllocation.as_str().to_owned(),
+                expires_at: to_unix(&expires),
+                error: String::new(),
+                annotations: "{}".to_owned(),
+                created_at: to_unix(&now),
+            };
+            slivers::insert(conn, &row)?;
+            let detail = format!("on {} by {}", component.id, principal.caller_urn);
+            events::append(
+                conn,
+                now,
+                Some(slice_urn),
+                Some(&row.urn),
+                "allocate",
+                &detail,
+            )?;
+            rows.push(row);
+        }
+        let manifest = manifest::render(conn, &self.config, slice_urn, &rows)?;
+        Ok(Allocation {
+            slice_urn: slice_urn.to_owned(),
+            manifest,
+            slivers: report::infos(&rows)?,
+        })
+    }
+}
+
+/// Reads one node of ours.
+fn node_request(node: &Node<'_>) -> Result<NodeRequest, AmError> {
+    let line = node.line();
+    let client_id = node
+        .client_id()
+        .map(|c| c.into_owned())
+        .ok_or_else(|| AmError::bad_args(format!("line {line}: <node> has no client_id")))?;
+    let sliver_type = node.sliver_type();
+    Ok(NodeRequest {
+        client_id,
+        component_id: node.component_id().map(|c| c.into_owned()),
+        sliver_type: sliver_type
+            .as_ref()
+            .and_then(|s| s.name())
+            .map(|n| n.into_owned()),
+        disk_image: sliver_type
+            .as_ref()
+            .and_then(|s| s.disk_images().next())
+            .and_then(|d| d.name())
+            .map(|n| n.into_owned()),
+        exclusive: node.exclusive() == Some(true),
+        line,
+    })
+}
+
+/// Chooses a component for `node` (its bound one, or the one with the
+/// most free CPUs that offers its sliver type) and reserves the sliver's
+/// resources in `usage`.
+fn place<'i>(
+    inventory: &'i [ComponentRow],
+    usage: &mut HashMap<String, Usage>,
+    node: &NodeRequest,
+) -> Result<(&'i ComponentRow, &'i SliverTypeSpec), AmError> {
+    let type_name = match &node.sliver_type {
+        Some(name) => name.clone(),
+        None => inventory
+            .iter()
+            .find_map(|c| c.details.sliver_types.first())
+            .map(|s| s.name.clone())
+            .ok_or_else(|| AmError::insufficient_nodes("this aggregate has no components"))?,
+    };
+    let candidates: Vec<&ComponentRow> = match &node.component_id {
+        Some(wanted) => vec![
+            inventory
+                .iter()
+                .find(|c| c.id.eq_ignore_ascii_case(wanted))
+                .ok_or_else(|| {
+                    AmError::bad_args(format!(
+                        "line {}: node `{}` names component {wanted}, which is not a component of this aggregate",
+                        node.line, node.client_id
+                    ))
+                })?,
+        ],
+        None => inventory.iter().collect(),
+    };
+    let offering: Vec<(&ComponentRow, &SliverTypeSpec)> = candidates
+        .iter()
+        .filter_map(|c| c.sliver_type(&type_name).map(|s| (*c, s)))
+        .collect();
+    if offering.is_empty() {
+        return Err(AmError::bad_args(format!(
+            "line {}: node `{}` asks for sliver type `{type_name}`, which is not offered{}; offered: {}",
+            node.line,
+            node.client_id,
+            node.component_id
+                .as_deref()
+                .map(|c| format!(" on {c}"))
+                .unwrap_or_default(),
+            offered_types(&candidates)
+        )));
+    }
+    if let Some(image) = &node.disk_image {
+        check_image(node, image, &offering)?;
+    }
+    let free = Usage::default();
+    let (component, spec) = offering
+        .into_iter()
+        .filter(|(c, s)| {
+            let used = usage.get(&c.id).unwrap_or(&free);
+            c.fits(used, s.cpus, s.memory_mb, node.exclusive)
+                && node.disk_image.as_deref().is_none_or(|i| offers_image(s, i))
+        })
+        .max_by_key(|(c, _)| {
+            let used = usage.get(&c.id).unwrap_or(&free);
+            (c.cpus - used.cpus, std::cmp::Reverse(c.id.clone()))
+        })
+        .ok_or_else(|| {
+            AmError::insufficient_nodes(format!(
+                "line {}: no component has room for node `{}` (sliver type `{type_name}`{}); try fewer or smaller nodes, or later",
+                node.line,
+                node.client_id,
+                if node.exclusive { ", exclusive" } else { "" }
+            ))
+        })?;
+    let used = usage.entry(component.id.clone()).or_default();
+    used.cpus += spec.cpus;
+    used.memory_mb += spec.memory_mb;
+    used.slivers += 1;
+    used.exclusive |= node.exclusive || component.exclusive;
+    Ok((component, spec))
+}
+
+/// Whether sliver type `spec` boots `image` (names compared ignoring case).
+fn offers_image(spec: &SliverTypeSpec, image: &str) -> bool {
+    spec.disk_images
+        .iter()
+        .any(|d| d.name.eq_ignore_ascii_case(image))
+}
+
+/// Fails with BADARGS unless some offering boots `image`.
+fn check_image(
+    node: &NodeRequest,
+    image: &str,
+    offering: &[(&ComponentRow, &SliverTypeSpec)],
+) -> Result<(), AmError> {
+    if offering.iter().any(|(_, s)| offers_image(s, image)) {
+        return Ok(());
+    }
+    let mut known: Vec<&str> = offering
+        .iter()
+        .flat_map(|(_, s)| s.disk_images.iter().map(|d| d.name.as_str()))
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    Err(AmError::bad_args(format!(
+        "line {}: node `{}` asks for disk image `{image}`, which is not offered; offered: {}",
+        node.line,
+        node.client_id,
+        if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        }
+    )))
+}
+
+/// The sliver type names `components` offer, for messages.
+fn offered_types(components: &[&ComponentRow]) -> String {
+    let mut names: Vec<&str> = components
+        .iter()
+        .flat_map(|c| c.details.sliver_types.iter().map(|s| s.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}

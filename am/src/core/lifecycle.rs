@@ -1,0 +1,325 @@
+//! Provision, Renew, Delete, Shutdown and the expiry reaper
+//! (AMAPI.md §2.6, §2.7, §2.10, §2.11), each in one store transaction;
+//! backend work is queued as jobs in that transaction.
+
+use super::select::{self, Selection};
+use super::{Aggregate, SliceReport, expiry, manifest};
+use crate::core::types::{
+    AllocationState, OperationalState, Principal, Selector, SliverInfo, UserKeys,
+};
+use crate::geni::AmError;
+use crate::store::jobs::{self, JobKind};
+use crate::store::slivers::{self, SliverRow};
+use crate::store::{Conn, events, slices, to_unix};
+use chrono::{DateTime, Utc};
+
+/// Options of Provision.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProvisionOptions {
+    /// `geni_best_effort`: provision what can be, report the rest.
+    pub best_effort: bool,
+    /// `geni_end_time`: the desired sliver expiry.
+    pub end_time: Option<DateTime<Utc>>,
+    /// `geni_users`: accounts and keys to install.
+    pub users: Vec<UserKeys>,
+}
+
+/// Options of Renew.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenewOptions {
+    /// `geni_best_effort`: renew what can be, report the rest.
+    pub best_effort: bool,
+    /// `geni_extend_alap`: renew as far as allowed instead of failing.
+    pub extend_alap: bool,
+}
+
+/// A sliver after a per-sliver step, with the error that kept it unchanged.
+pub(super) type Outcome = (SliverRow, Option<AmError>);
+
+/// Applies `step` to every row. Without `best_effort` the first failure is
+/// the result (the transaction then rolls back); with it, failed rows are
+/// kept unchanged with their error. `step` must not change a row it fails.
+pub(super) fn apply_each(
+    rows: Vec<SliverRow>,
+    best_effort: bool,
+    mut step: impl FnMut(&mut SliverRow) -> Result<(), AmError>,
+) -> Result<Vec<Outcome>, AmError> {
+    let mut out = Vec::with_capacity(rows.len());
+    for mut row in rows {
+        match step(&mut row) {
+            Ok(()) => out.push((row, None)),
+            Err(e) if best_effort => out.push((row, Some(e))),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Saves the rows that changed and reports every row, failed ones with
+/// their error.
+pub(super) fn save_outcomes(
+    conn: &mut Conn,
+    outcomes: &[Outcome],
+) -> Result<Vec<SliverInfo>, AmError> {
+    outcomes
+        .iter()
+        .map(|(row, error)| {
+            if error.is_none() {
+                slivers::save(conn, row)?;
+            }
+            let mut info = row.info()?;
+            if let Some(e) = error {
+                info.error = e.message.clone();
+            }
+            Ok(info)
+        })
+        .collect()
+}
+
+/// Queues a backend job for `row` and logs the event `kind`.
+pub(super) fn queue(
+    conn: &mut Conn,
+    job: JobKind,
+    row: &SliverRow,
+    principal: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AmError> {
+    let payload = serde_json::json!({ "caller": principal });
+    jobs::enqueue(conn, job, &row.slice_urn, Some(&row.urn), &payload, now)?;
+    events::append(
+        conn,
+        now,
+        Some(&row.slice_urn),
+        Some(&row.urn),
+        job.as_str(),
+        &format!("queued by {principal}"),
+    )?;
+    Ok(())
+}
+
+impl Aggregate {
+    /// Provisions the selected `geni_allocated` slivers (a slice URN means
+    /// all of them): they become `geni_provisioned` /
+    /// `geni_pending_allocation` with the long lease, the users are stored
+    /// and provisioning jobs queued. Reports the manifest of the whole
+    /// slice.
+    pub fn provision(
+        &self,
+        principal: &Principal,
+        selector: &Selector,
+        options: &ProvisionOptions,
+    ) -> Result<SliceReport, AmError> {
+        let now = self.now();
+        self.store
+            .write(|conn| self.provision_in(conn, principal, selector, options, now))
+    }
+
+    /// Provision inside the caller's transaction.
+    pub(super) fn provision_in(
+        &self,
+        conn: &mut Conn,
+        principal: &Principal,
+        selector: &Selector,
+        options: &ProvisionOptions,
+        now: DateTime<Utc>,
+    ) -> Result<SliceReport, AmError> {
+        let slice_urn = selector.slice_urn();
+        let selection = self.changeable(conn, selector, now)?;
+        let rows: Vec<SliverRow> = if selection.whole_slice {
+            let allocated: Vec<SliverRow> = selection
+                .slivers
+                .into_iter()
+                .filter(|r| r.allocation_state == AllocationState::Allocated.as_str())
+                .collect();
+            if allocated.is_empty() {
+                return Err(AmError::unavailable(format!(
+                    "nothing in slice {slice_urn} is geni_allocated; Allocate first"
+                )));
+            }
+            allocated
+        } else {
+            selection.slivers
+        };
+        let expires = expiry::provision(
+            now,
+            &self.config.policy,
+            principal.credential_expires,
+            options.end_time,
+        )?;
+        slices::upsert_users(conn, slice_urn, &options.users, now)?;
+        let outcomes = apply_each(rows, options.best_effort, |row| {
+            let state = row.allocation()?;
+            if state != AllocationState::Allocated {
+                return Err(AmError::refused(format!(
+                    "sliver {} is {state}, not geni_allocated; only allocated slivers can be provisioned",
+                    row.urn
+                )));
+            }
+            row.set_states(
+                AllocationState::Provisioned,
+                OperationalState::PendingAllocation,
+            );
+            row.expires_at = to_unix(&expires);
+            Ok(())
+        })?;
+        let slivers = save_outcomes(conn, &outcomes)?;
+        for (row, _) in outcomes.iter().filter(|(_, e)| e.is_none()) {
+            queue(conn, JobKind::Provision, row, &principal.caller_urn, now)?;
+        }
+        let live = slivers::live_in_slice(conn, slice_urn)?;
+        Ok(SliceReport {
+            slice_urn: slice_urn.to_owned(),
+            manifest: manifest::render(conn, &self.config, slice_urn, &live)?,
+            slivers,
+        })
+    }
+
+    /// Sets the expiry of the selected slivers to `requested` (see
+    /// `expiry::renew`: never past the credential or the policy maximum,
+    /// never in the past; shortening is allowed; `extend_alap` clamps).
+    pub fn renew(
+        &self,
+        principal: &Principal,
+        selector: &Selector,
+        requested: DateTime<Utc>,
+        options: RenewOptions,
+    ) -> Result<Vec<SliverInfo>, AmError> {
+        let now = self.now();
+        self.store.write(|conn| {
+            let selection = self.changeable(conn, selector, now)?;
+            let target = expiry::renew(
+                now,
+                &self.config.policy,
+                principal.credential_expires,
+                requested,
+                options.extend_alap,
+            );
+            let outcomes = apply_each(selection.slivers, options.best_effort, |row| {
+                row.expires_at = to_unix(&target.clone()?);
+                Ok(())
+            })?;
+            slices::find_or_create(
+                conn,
+                selector.slice_urn(),
+                principal.credential_expires,
+                now,
+            )?;
+            let infos = save_outcomes(conn, &outcomes)?;
+            for info in infos.iter().filter(|i| i.error.is_empty()) {
+                let detail = format!(
+                    "to {} by {}",
+                    crate::time::format(&info.expires),
+                    principal.caller_urn
+                );
+                events::append(
+                    conn,
+                    now,
+                    Some(selector.slice_urn()),
+                    Some(&info.urn),
+                    "renew",
+                    &detail,
+                )?;
+            }
+            Ok(infos)
+        })
+    }
+
+    /// Deletes the selected slivers: each is reported `geni_unallocated`
+    /// with its previous expiry, its capacity is freed and, when it was
+    /// provisioned, a destroy job queued.
+    pub fn delete(
+        &self,
+        principal: &Principal,
+        selector: &Selector,
+    ) -> Result<Vec<SliverInfo>, AmError> {
+        let now = self.now();
+        self.store.write(|conn| {
+            let selection = self.changeable(conn, selector, now)?;
+            selection
+                .slivers
+                .into_iter()
+                .map(|row| unallocate(conn, row, "delete", &principal.caller_urn, now))
+                .collect()
+        })
+    }
+
+    /// Operator emergency stop: the slice is marked shut down (later
+    /// experimenter changes are refused with FORBIDDEN), running slivers
+    /// are stopped and kept for forensics. Repeating it is harmless.
+    pub fn shutdown(&self, principal: &Principal, slice_urn: &str) -> Result<(), AmError> {
+        let now = self.now();
+        self.store.write(|conn| {
+            slices::find_or_create(conn, slice_urn, principal.credential_expires, now)?;
+            slices::shut_down(conn, slice_urn)?;
+            events::append(
+                conn,
+                now,
+                Some(slice_urn),
+                None,
+                "shutdown",
+                &principal.caller_urn,
+            )?;
+            for mut row in slivers::live_in_slice(conn, slice_urn)? {
+                let running = matches!(
+                    row.operational()?,
+                    OperationalState::Ready
+                        | OperationalState::ReadyBusy
+                        | OperationalState::Configuring
+                        | OperationalState::UpdatingUsers
+                );
+                if running {
+                    row.operational_state = OperationalState::Stopping.as_str().to_owned();
+                    slivers::save(conn, &row)?;
+                    queue(conn, JobKind::Stop, &row, &principal.caller_urn, now)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Deletes every sliver whose expiry has passed (the reaper calls this
+    /// every second); reports them.
+    pub fn reap(&self) -> Result<Vec<SliverInfo>, AmError> {
+        let now = self.now();
+        self.store.write(|conn| {
+            slivers::expired(conn, now)?
+                .into_iter()
+                .map(|row| unallocate(conn, row, "expire", "the aggregate", now))
+                .collect()
+        })
+    }
+
+    /// Resolves `selector` for an operation that changes slivers: the slice
+    /// must not be shut down and must have selected slivers.
+    pub(super) fn changeable(
+        &self,
+        conn: &mut Conn,
+        selector: &Selector,
+        now: DateTime<Utc>,
+    ) -> Result<Selection, AmError> {
+        let selection = select::resolve(conn, selector, now)?;
+        selection.require_not_shut_down()?;
+        selection.require_slivers(selector.slice_urn())?;
+        Ok(selection)
+    }
+}
+
+/// Makes `row` `geni_unallocated`, queueing a destroy job when it had a VM;
+/// reports it with its previous expiry.
+fn unallocate(
+    conn: &mut Conn,
+    mut row: SliverRow,
+    why: &str,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<SliverInfo, AmError> {
+    let was = row.allocation()?;
+    let operational = row.operational()?;
+    row.set_states(AllocationState::Unallocated, operational);
+    slivers::save(conn, &row)?;
+    events::append(conn, now, Some(&row.slice_urn), Some(&row.urn), why, by)?;
+    if was == AllocationState::Provisioned {
+        queue(conn, JobKind::Destroy, &row, by, now)?;
+    }
+    Ok(row.info()?)
+}

@@ -1,0 +1,216 @@
+//! Manifests of slivers: each stored request document, pruned to the
+//! selected slivers' nodes and annotated with what the AM knows (sliver
+//! URN, component, hostname, addresses, logins, users' keys) through
+//! `rspec::manifest`, then merged into one document when the slivers came
+//! from several Allocates.
+
+use super::AggregateConfig;
+use super::merge;
+use crate::core::types::{AllocationState, SliverAnnotations, UserKeys};
+use crate::geni::AmError;
+use crate::store::slivers::SliverRow;
+use crate::store::{Conn, components, slices};
+use rspec::manifest::{
+    self as builder, Annotations, InterfaceAnnotation, IpAddress, Login, NodeAnnotation, Ownership,
+    SshUser,
+};
+use rspec::tree::Document;
+use rspec::view::{Node, RSpec};
+use std::collections::{BTreeSet, HashMap};
+
+/// The manifest covering `rows` (all of slice `slice_urn`); the empty
+/// manifest when `rows` is empty.
+pub(super) fn render(
+    conn: &mut Conn,
+    config: &AggregateConfig,
+    slice_urn: &str,
+    rows: &[SliverRow],
+) -> Result<String, AmError> {
+    let doc = if rows.is_empty() {
+        builder::empty().map_err(manifest_error)?
+    } else {
+        build(conn, config, slice_urn, rows)?
+    };
+    String::from_utf8(doc.to_bytes())
+        .map_err(|_| AmError::error("the manifest is not UTF-8 (a stored request was damaged)"))
+}
+
+/// Builds and merges the manifests of the requests `rows` came from.
+fn build(
+    conn: &mut Conn,
+    config: &AggregateConfig,
+    slice_urn: &str,
+    rows: &[SliverRow],
+) -> Result<Document, AmError> {
+    let users = slices::users(conn, slice_urn)?;
+    let names: HashMap<String, String> = components::all(conn)?
+        .into_iter()
+        .map(|c| (c.id, c.name))
+        .collect();
+    let mut ids: Vec<String> = rows.iter().map(|r| r.request_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut merged: Option<Document> = None;
+    for request in slices::requests_by_id(conn, &ids)? {
+        let group: Vec<&SliverRow> = rows.iter().filter(|r| r.request_id == request.id).collect();
+        let mut doc = Document::parse(request.document.as_bytes()).map_err(|e| {
+            AmError::error(format!("stored request {} does not parse: {e}", request.id))
+        })?;
+        let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
+        let annotations = annotate(&group, &users, &names, &interfaces)?;
+        let manifest =
+            builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
+        merged = Some(match merged {
+            None => manifest,
+            Some(mut base) => {
+                merge::append_owned(&mut base, &manifest, &config.cm_urn)?;
+                base
+            }
+        });
+    }
+    merged.ok_or_else(|| AmError::error("the slivers' request documents are missing"))
+}
+
+/// Removes this AM's nodes that have no sliver in `group` (deleted ones, or
+/// ones not selected); returns the interface `client_id`s of the nodes kept.
+fn prune(doc: &mut Document, cm: &str, group: &[&SliverRow]) -> Result<BTreeSet<String>, AmError> {
+    let keep: BTreeSet<&str> = group.iter().map(|r| r.client_id.as_str()).collect();
+    let (drop, interfaces) = {
+        let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
+        let owned = Ownership::of(&root, cm);
+        let mut drop = Vec::new();
+        let mut interfaces = BTreeSet::new();
+        for &id in &owned.nodes {
+            let node = Node::new(doc, id);
+            let kept = node.client_id().is_some_and(|c| keep.contains(c.as_ref()));
+            if kept {
+                interfaces.extend(
+                    node.interfaces()
+                        .filter_map(|i| i.client_id().map(|c| c.into_owned())),
+                );
+            } else {
+                drop.push(id);
+            }
+        }
+        (drop, interfaces)
+    };
+    for id in drop {
+        doc.remove(id);
+    }
+    Ok(interfaces)
+}
+
+/// The annotations of `group`: sliver URN and component for every sliver;
+/// hostname, addresses, logins and users' keys once provisioned.
+fn annotate(
+    group: &[&SliverRow],
+    users: &[UserKeys],
+    names: &HashMap<String, String>,
+    interfaces: &BTreeSet<String>,
+) -> Result<Annotations, AmError> {
+    let mut out = Annotations::default();
+    for row in group {
+        let observed = row.annotations()?;
+        let provisioned = row.allocation()? == AllocationState::Provisioned;
+        let mut node = NodeAnnotation {
+            sliver_id: row.urn.clone(),
+            component_id: Some(row.component_id.clone()),
+            component_name: names.get(&row.component_id).cloned(),
+            ..NodeAnnotation::default()
+        };
+        if provisioned {
+            node.hostname = observed.hostname.clone();
+            node.logins = logins(&observed, users);
+            node.users = users
+                .iter()
+                .map(|u| SshUser {
+                    login: login_name(&u.urn),
+                    user_urn: Some(u.urn.clone()),
+                    public_keys: u.keys.clone(),
+                })
+                .collect();
+            for iface in observed
+                .interfaces
+                .iter()
+                .filter(|i| interfaces.contains(&i.client_id))
+            {
+                out.interfaces.insert(
+                    iface.client_id.clone(),
+                    InterfaceAnnotation {
+                        mac_address: iface.mac_address.clone(),
+                        ips: iface
+                            .ips
+                            .iter()
+                            .map(|(address, netmask)| IpAddress::ipv4(address, netmask))
+                            .collect(),
+                        ..InterfaceAnnotation::default()
+                    },
+                );
+            }
+        }
+        out.nodes.insert(row.client_id.clone(), node);
+    }
+    Ok(out)
+}
+
+/// The logins the backend reported, else one SSH login per user on the
+/// node's hostname.
+fn logins(observed: &SliverAnnotations, users: &[UserKeys]) -> Vec<Login> {
+    if !observed.logins.is_empty() {
+        return observed
+            .logins
+            .iter()
+            .map(|l| Login::ssh(&l.hostname, l.port, &l.username))
+            .collect();
+    }
+    match &observed.hostname {
+        Some(host) => users
+            .iter()
+            .map(|u| Login::ssh(host, 22, &login_name(&u.urn)))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The account name of a user: the name part of the user URN, lowercased,
+/// other characters than `[a-z0-9_-]` replaced by `_` (the same rule the
+/// backend uses to create accounts).
+pub fn login_name(user_urn: &str) -> String {
+    let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
+    let login: String = name
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if login.is_empty() {
+        "geni".to_owned()
+    } else {
+        login
+    }
+}
+
+/// A manifest builder failure on stored data: an internal error.
+fn manifest_error(e: builder::ManifestError) -> AmError {
+    AmError::error(format!("cannot build the manifest: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn login_names_come_from_the_user_urn() {
+        assert_eq!(
+            login_name("urn:publicid:IDN+ch.geni.net+user+Alice"),
+            "alice"
+        );
+        assert_eq!(login_name("urn:publicid:IDN+x+user+j.doe"), "j_doe");
+        assert_eq!(login_name(""), "geni");
+    }
+}
