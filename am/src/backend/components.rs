@@ -1,0 +1,102 @@
+//! The backend's inventory as the store's capacity rows: `serve` seeds the
+//! components table with [`component_rows`] so the core allocates against
+//! what the cloud really offers.
+
+use super::{Host, Inventory, SliverType};
+use crate::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
+
+/// The hardware type advertised for every host of a cloud of VMs.
+pub const HARDWARE_TYPE: &str = "kvm-host";
+
+/// One shared (not exclusive), available row per host, offering every
+/// sliver type that fits on it; the first image of each type is its default.
+pub fn component_rows(inventory: &Inventory) -> Vec<ComponentRow> {
+    inventory
+        .hosts
+        .iter()
+        .map(|host| ComponentRow {
+            id: host.component_id.clone(),
+            name: host.name.clone(),
+            cpus: i64::from(host.cpus),
+            memory_mb: i64::try_from(host.memory_mb).unwrap_or(i64::MAX),
+            max_vms: i64::from(host.max_vms),
+            exclusive: false,
+            available: true,
+            details: ComponentDetails {
+                hardware_types: vec![HARDWARE_TYPE.to_owned()],
+                sliver_types: inventory
+                    .sliver_types
+                    .iter()
+                    .filter(|kind| fits(kind, host))
+                    .map(sliver_type_spec)
+                    .collect(),
+                location: None,
+            },
+        })
+        .collect()
+}
+
+fn fits(kind: &SliverType, host: &Host) -> bool {
+    kind.cpus <= host.cpus && kind.memory_mb <= host.memory_mb
+}
+
+fn sliver_type_spec(kind: &SliverType) -> SliverTypeSpec {
+    SliverTypeSpec {
+        name: kind.name.clone(),
+        cpus: i64::from(kind.cpus),
+        memory_mb: i64::try_from(kind.memory_mb).unwrap_or(i64::MAX),
+        disk_images: kind
+            .disk_images
+            .iter()
+            .enumerate()
+            .map(|(i, image)| DiskImageSpec {
+                name: image.name.clone(),
+                os: non_empty(&image.os),
+                version: non_empty(&image.version),
+                description: non_empty(&image.description),
+                default: i == 0,
+            })
+            .collect(),
+    }
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Compute;
+    use crate::backend::sim::SimulatedCloud;
+    use crate::backend::sim::config::{SAMPLE_SECTION, SimConfig};
+
+    #[test]
+    fn every_host_becomes_a_row_with_the_types_that_fit_it() {
+        let mut config: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
+        config.sliver_types.push(config.sliver_types[0].clone());
+        config.sliver_types[1].name = "large".into();
+        config.sliver_types[1].cpus = 2;
+        let cloud = SimulatedCloud::new(&config, "am.example").unwrap();
+        let rows = component_rows(&cloud.inventory().unwrap());
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].id, "urn:publicid:IDN+am.example+node+host1");
+        assert_eq!(
+            (rows[0].cpus, rows[0].memory_mb, rows[0].max_vms),
+            (2, 4096, 2)
+        );
+        let types = |row: &ComponentRow| -> Vec<String> {
+            row.details
+                .sliver_types
+                .iter()
+                .map(|t| t.name.clone())
+                .collect()
+        };
+        assert_eq!(types(&rows[0]), ["small", "large"]);
+        assert_eq!(types(&rows[1]), ["small"], "host2 has one cpu");
+        let image = &rows[0].details.sliver_types[0].disk_images[0];
+        assert!(image.default);
+        assert_eq!(image.os.as_deref(), Some("Linux"));
+        assert_eq!(image.version, None);
+    }
+}
