@@ -1,6 +1,7 @@
 //! Command-line interface of the `geni-am` binary: one subcommand group per
 //! area, each in its own module.
 
+pub mod cert;
 pub mod cred;
 pub mod rspec;
 
@@ -25,6 +26,9 @@ pub enum Command {
     /// Verify SFA credentials by hand.
     #[command(subcommand)]
     Cred(cred::CredCommand),
+    /// Inspect and verify GENI certificates; make a development PKI.
+    #[command(subcommand)]
+    Cert(cert::CertCommand),
 }
 
 impl Cli {
@@ -33,6 +37,7 @@ impl Cli {
         match self.command {
             Command::Rspec(cmd) => cmd.run(),
             Command::Cred(cmd) => cmd.run(),
+            Command::Cert(cmd) => cmd.run(),
         }
     }
 }

@@ -56,3 +56,37 @@ fn oversized_input_is_refused() {
     let big = vec![b'A'; MAX_CERT_INPUT + 1];
     assert!(matches!(parse_chain(&big), Err(CertError::TooLarge { .. })));
 }
+
+mod hostile_input {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn alice_der() -> Vec<u8> {
+        GeniCert::from_pem(&read("creds/certs/gcf-test-ca/alice-cert.pem"))
+            .unwrap()
+            .to_der()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn corrupted_der_never_panics(flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8), cut in any::<usize>()) {
+            let mut der = alice_der();
+            for (at, value) in flips {
+                let i = at % der.len();
+                der[i] = value;
+            }
+            der.truncate(1 + cut % der.len());
+            if let Ok(cert) = GeniCert::from_der(&der) {
+                // Whatever parsed must be readable without panicking.
+                let _ = (cert.urn(), cert.uuid(), cert.email(), cert.legacy(), cert.key_id());
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "(-----BEGIN CERTIFICATE-----|-----END CERTIFICATE-----|-----parent-----|[A-Za-z0-9+/=\n ]{0,40}){0,8}") {
+            let _ = parse_chain(text.as_bytes());
+        }
+    }
+}
