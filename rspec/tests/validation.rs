@@ -465,3 +465,25 @@ fn concurrent_validations_agree_with_sequential_ones() {
         }
     });
 }
+
+#[test]
+fn errors_beyond_line_65535_keep_their_line() {
+    let mut doc =
+        String::from("<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" type=\"request\">\n");
+    for i in 0..70_000 {
+        doc.push_str(&format!(
+            "<node client_id=\"n{i}\"><sliver_type name=\"vm\"/></node>\n"
+        ));
+    }
+    doc.push_str("<node/>\n</rspec>\n");
+    let invalid = Validator::new()
+        .unwrap()
+        .validate(doc.as_bytes())
+        .unwrap_err();
+    let issue = &invalid.issues[0];
+    assert_eq!(
+        (issue.line, issue.element.as_deref()),
+        (70_002, Some("node")),
+        "{issue}"
+    );
+}

@@ -10,6 +10,7 @@
 //! validations from several threads are safe.
 
 use super::{Issue, IssueKind, RspecKind, RspecVersion};
+use crate::tree::{Document, NodeId};
 use crate::xml2::{self, Xml2Doc};
 use libxml::bindings as ffi;
 use std::ffi::{CStr, CString};
@@ -141,32 +142,81 @@ impl SchemaSet {
 
     /// Validates `doc` against the schema of `version` and `kind`; returns
     /// every error libxml2 reports, in document order (empty when valid).
-    pub fn validate(&self, doc: &Xml2Doc, version: RspecVersion, kind: RspecKind) -> Vec<Issue> {
+    ///
+    /// libxml2 keeps element lines only up to 65535; given the same
+    /// document as a `tree`, errors on elements further down get their
+    /// exact line from it.
+    pub fn validate(
+        &self,
+        doc: &Xml2Doc,
+        version: RspecVersion,
+        kind: RspecKind,
+        tree: Option<&Document>,
+    ) -> Vec<Issue> {
+        let mut found = self.collect(doc, version, kind);
+        if let Some(tree) = tree {
+            for (issue, path) in found.issues.iter_mut().zip(&found.paths) {
+                if let Some(element) = path.as_deref().and_then(|p| follow(tree, p)) {
+                    issue.line = tree.line(element);
+                }
+            }
+        }
+        found.issues
+    }
+
+    fn collect(&self, doc: &Xml2Doc, version: RspecVersion, kind: RspecKind) -> Collector {
         let schema = &self.compiled[slot(version, kind)];
-        let mut issues = Vec::new();
+        let mut found = Collector::default();
         // SAFETY: the validation context is created, used and freed here;
-        // the callback's user pointer is `issues`, alive for the whole call;
+        // the callback's user pointer is `found`, alive for the whole call;
         // the document outlives the call.
         unsafe {
             let ctxt = ffi::xmlSchemaNewValidCtxt(schema.0);
             if ctxt.is_null() {
-                return vec![internal_issue(
-                    "libxml2 could not allocate a validation context",
-                )];
+                found.push(
+                    internal_issue("libxml2 could not allocate a validation context"),
+                    None,
+                );
+                return found;
             }
             ffi::xmlSchemaSetValidStructuredErrors(
                 ctxt,
                 Some(collect_issue),
-                (&mut issues as *mut Vec<Issue>).cast(),
+                (&mut found as *mut Collector).cast(),
             );
             let rc = ffi::xmlSchemaValidateDoc(ctxt, doc.as_ptr());
             ffi::xmlSchemaFreeValidCtxt(ctxt);
-            if rc != 0 && issues.is_empty() {
-                issues.push(internal_issue("libxml2 reported an error without details"));
+            if rc != 0 && found.issues.is_empty() {
+                found.push(
+                    internal_issue("libxml2 reported an error without details"),
+                    None,
+                );
             }
         }
-        issues
+        found
     }
+}
+
+/// What the error callbacks collect: the issues and, for each, the path of
+/// its element (child-element indices from the document element) when
+/// libxml2 could not keep the element's line.
+#[derive(Default)]
+struct Collector {
+    issues: Vec<Issue>,
+    paths: Vec<Option<Vec<usize>>>,
+}
+
+impl Collector {
+    fn push(&mut self, issue: Issue, path: Option<Vec<usize>>) {
+        self.issues.push(issue);
+        self.paths.push(path);
+    }
+}
+
+/// The element of `tree` at `path` (child-element indices from the root).
+fn follow(tree: &Document, path: &[usize]) -> Option<NodeId> {
+    path.iter()
+        .try_fold(tree.root(), |at, &index| tree.elements(at).nth(index))
 }
 
 fn internal_issue(message: &str) -> Issue {
@@ -185,7 +235,7 @@ fn compile_one(file: &str) -> Result<Compiled, SchemaError> {
         message,
     };
     let url = CString::new(format!("{VIRTUAL_BASE}{file}")).map_err(|e| fail(e.to_string()))?;
-    let mut messages: Vec<Issue> = Vec::new();
+    let mut messages = Collector::default();
     // SAFETY: the parser context is created, used and freed here; the user
     // pointer of the error callback is `messages`, alive for the whole call.
     let schema = unsafe {
@@ -198,18 +248,18 @@ fn compile_one(file: &str) -> Result<Compiled, SchemaError> {
         ffi::xmlSchemaSetParserStructuredErrors(
             ctxt,
             Some(collect_compile_message),
-            (&mut messages as *mut Vec<Issue>).cast(),
+            (&mut messages as *mut Collector).cast(),
         );
         let schema = ffi::xmlSchemaParse(ctxt);
         ffi::xmlSchemaFreeParserCtxt(ctxt);
         schema
     };
-    if schema.is_null() || !messages.is_empty() {
+    if schema.is_null() || !messages.issues.is_empty() {
         if !schema.is_null() {
             // SAFETY: compiled above and not shared yet.
             unsafe { ffi::xmlSchemaFree(schema) };
         }
-        let text: Vec<String> = messages.iter().map(ToString::to_string).collect();
+        let text: Vec<String> = messages.issues.iter().map(ToString::to_string).collect();
         return Err(fail(text.join("\n")));
     }
     Ok(Compiled(schema))
@@ -272,11 +322,11 @@ unsafe extern "C" fn load_embedded(
     }
 }
 
-/// libxml2 structured error callback while validating: appends errors
-/// (not warnings) to the `Vec<Issue>` behind `user`.
+/// libxml2 structured error callback while validating: collects errors
+/// (not warnings) into the [`Collector`] behind `user`.
 unsafe extern "C" fn collect_issue(user: *mut c_void, error: ffi::xmlErrorPtr) {
     // SAFETY: libxml2 passes a valid error (or null) for the callback's
-    // duration; `user` is the `Vec<Issue>` registered with the context.
+    // duration; `user` is the `Collector` registered with the context.
     unsafe {
         if !error.is_null() && (*error).level >= ffi::xmlErrorLevel_XML_ERR_ERROR {
             push_issue(user, error);
@@ -292,65 +342,96 @@ unsafe extern "C" fn collect_compile_message(user: *mut c_void, error: ffi::xmlE
     unsafe { push_issue(user, error) }
 }
 
-/// Appends `error` to the `Vec<Issue>` behind `user`.
+/// Adds `error` to the [`Collector`] behind `user`.
 ///
 /// # Safety
-/// `user` must be null or point to a live `Vec<Issue>`; `error` must be
-/// null or valid.
+/// `user` must be null or point to a live `Collector`; `error` must be
+/// null or valid, and its node (if any) live.
 unsafe fn push_issue(user: *mut c_void, error: ffi::xmlErrorPtr) {
     if user.is_null() || error.is_null() {
         return;
     }
-    // SAFETY: guaranteed by the caller.
+    // SAFETY: guaranteed by the caller; parents of live nodes are live.
     unsafe {
-        let issues = &mut *(user as *mut Vec<Issue>);
-        let element = element_of((*error).node.cast());
-        let line = line_of((*error).node.cast(), (*error).line);
+        let found = &mut *(user as *mut Collector);
+        let element = owner_element((*error).node.cast());
+        let line = if element.is_null() {
+            u32::try_from((*error).line).unwrap_or(0)
+        } else {
+            u32::try_from(ffi::xmlGetLineNo(element)).unwrap_or(0)
+        };
+        // libxml2 stores element lines in 16 bits; beyond, remember where
+        // the element is so the tree can give its exact line.
+        let path =
+            (!element.is_null() && (*element).line == u16::MAX).then(|| element_path(element));
+        let name = (!element.is_null()).then(|| {
+            CStr::from_ptr((*element).name.cast())
+                .to_string_lossy()
+                .into_owned()
+        });
         let message = xml2::c_message((*error).message);
-        issues.push(Issue {
+        let issue = Issue {
             kind: IssueKind::Schema,
             line,
-            element,
+            element: name,
             message: tidy_message(&message),
-        });
+        };
+        found.push(issue, path);
     }
 }
 
 /// The element an error is about: the node itself, or the owner of an
-/// attribute.
+/// attribute; null when there is none.
 ///
 /// # Safety
 /// `node` must be null or point to a live libxml2 node.
-unsafe fn element_of(node: ffi::xmlNodePtr) -> Option<String> {
+unsafe fn owner_element(node: ffi::xmlNodePtr) -> ffi::xmlNodePtr {
     // SAFETY: guaranteed by the caller; parents of live nodes are live.
     unsafe {
         let mut node = node;
         if !node.is_null() && (*node).type_ == ffi::xmlElementType_XML_ATTRIBUTE_NODE {
             node = (*node).parent;
         }
-        if node.is_null() || (*node).type_ != ffi::xmlElementType_XML_ELEMENT_NODE {
-            return None;
+        if is_element(node) {
+            node
+        } else {
+            std::ptr::null_mut()
         }
-        Some(
-            CStr::from_ptr((*node).name.cast())
-                .to_string_lossy()
-                .into_owned(),
-        )
     }
 }
 
-/// The 1-based line of `node` (beyond 65535 too), else libxml2's line.
+/// Child-element indices leading from the document element to `element`.
+///
+/// # Safety
+/// `element` must point to a live element node of a document.
+unsafe fn element_path(element: ffi::xmlNodePtr) -> Vec<usize> {
+    let mut path = Vec::new();
+    let mut at = element;
+    // SAFETY: guaranteed by the caller; siblings and parents of live nodes
+    // are live.
+    unsafe {
+        while is_element((*at).parent) {
+            let mut index = 0;
+            let mut sibling = (*at).prev;
+            while !sibling.is_null() {
+                index += usize::from(is_element(sibling));
+                sibling = (*sibling).prev;
+            }
+            path.push(index);
+            at = (*at).parent;
+        }
+    }
+    path.reverse();
+    path
+}
+
+/// Whether `node` is a (non-null) element.
 ///
 /// # Safety
 /// `node` must be null or point to a live libxml2 node.
-unsafe fn line_of(node: ffi::xmlNodePtr, fallback: c_int) -> u32 {
-    let line = if node.is_null() {
-        u32::try_from(fallback)
-    } else {
-        // SAFETY: guaranteed by the caller.
-        u32::try_from(unsafe { ffi::xmlGetLineNo(node) })
-    };
-    line.unwrap_or(0)
+unsafe fn is_element(node: ffi::xmlNodePtr) -> bool {
+    // SAFETY: guaranteed by the caller.
+    !node.is_null() && unsafe { (*node).type_ } == ffi::xmlElementType_XML_ELEMENT_NODE
 }
 
 /// Drops libxml2's "Element '{ns}name': " prefix (the element is reported
