@@ -133,3 +133,14 @@ fn a_missing_file_is_reported() {
     let text = failure(UTAH_EMULAB, Path::new("/nonexistent/request.xml"));
     assert!(text.contains("cannot read"), "{text}");
 }
+
+#[test]
+fn a_file_over_the_size_limit_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.xml");
+    let file = std::fs::File::create(&path).unwrap();
+    let limit = rspec::tree::Limits::default().max_bytes as u64;
+    file.set_len(limit + 1).unwrap();
+    let text = failure(UTAH_EMULAB, &path);
+    assert!(text.contains("larger than the"), "{text}");
+}

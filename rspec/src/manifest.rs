@@ -235,6 +235,9 @@ fn annotate_node(doc: &mut Document, id: NodeId, cm: &str, annotations: &Annotat
         if let Some(value) = &a.component_name {
             node.set_component_name(value);
         }
+        if let Some(value) = a.exclusive {
+            node.set_exclusive(value);
+        }
         if let Some(value) = &a.hostname {
             node.add_host(value);
         }

@@ -133,6 +133,7 @@ fn real_annotations(request: &Document, cm: &str) -> Annotations {
                     .is_none()
                     .then(|| format!("urn:publicid:IDN+views.test.example+node+host{index}")),
                 component_name: None,
+                exclusive: node.exclusive_attr().is_none().then_some(false),
                 hostname: Some(host.clone()),
                 logins: vec![
                     Login::ssh("gw.views.test.example", 2222, "alice"),
@@ -220,6 +221,10 @@ fn requests_bound_to_our_cm_keep_everything_and_carry_the_annotations() {
             assert_eq!(users.len(), 1, "{relative}");
             assert_eq!(users[0].public_keys(), expected.users[0].public_keys);
             assert_eq!(services.proxies().count(), 1);
+            assert!(
+                node.exclusive().is_some(),
+                "{relative}: exclusive set or kept"
+            );
             nodes_annotated += 1;
         }
         for node in rspec.nodes() {

@@ -24,6 +24,8 @@ pub struct NodeAnnotation {
     pub component_id: Option<String>,
     /// That component's short name.
     pub component_name: Option<String>,
+    /// Whether the node got its component to itself.
+    pub exclusive: Option<bool>,
     /// The node's DNS name, written as `<host name=…>`.
     pub hostname: Option<String>,
     /// One `<login>` per account (and one for the gateway when proxied).

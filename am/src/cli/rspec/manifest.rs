@@ -40,6 +40,15 @@ pub fn run(args: &ManifestArgs) -> ExitCode {
 
 /// Reads the request and builds its manifest with placeholder annotations.
 fn preview(args: &ManifestArgs) -> Result<Vec<u8>, String> {
+    let limit = rspec::tree::Limits::default().max_bytes;
+    let size = std::fs::metadata(&args.request)
+        .map_err(|e| format!("cannot read: {e}"))?
+        .len();
+    if size > limit as u64 {
+        return Err(format!(
+            "{size} bytes is larger than the {limit}-byte limit for an RSpec"
+        ));
+    }
     let bytes = std::fs::read(&args.request).map_err(|e| format!("cannot read: {e}"))?;
     let request = rspec::tree::Document::parse(&bytes).map_err(|e| e.to_string())?;
     rspec::manifest::check_request(&request).map_err(|e| e.to_string())?;
