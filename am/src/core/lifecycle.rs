@@ -1,6 +1,6 @@
-//! Provision, Renew, Delete, Shutdown and the expiry reaper
-//! (AMAPI.md §2.6, §2.7, §2.10, §2.11), each in one store transaction;
-//! backend work is queued as jobs in that transaction.
+//! Provision, Renew, Delete and Shutdown (AMAPI.md §2.6, §2.7, §2.10,
+//! §2.11), each in one store transaction; backend work is queued as jobs
+//! in that transaction.
 
 use super::select::{self, Selection};
 use super::{Aggregate, SliceReport, expiry, manifest};
@@ -238,7 +238,10 @@ impl Aggregate {
             selection
                 .slivers
                 .into_iter()
-                .map(|row| unallocate(conn, row, "delete", &principal.caller_urn, now))
+                .map(|row| {
+                    let detail = format!("by {}", principal.caller_urn);
+                    Ok(slivers::unallocate(conn, row, "delete", &detail, now)?.info()?)
+                })
                 .collect()
         })
     }
@@ -277,18 +280,6 @@ impl Aggregate {
         })
     }
 
-    /// Deletes every sliver whose expiry has passed (the reaper calls this
-    /// every second); reports them.
-    pub fn reap(&self) -> Result<Vec<SliverInfo>, AmError> {
-        let now = self.now();
-        self.store.write(|conn| {
-            slivers::expired(conn, now)?
-                .into_iter()
-                .map(|row| unallocate(conn, row, "expire", "the aggregate", now))
-                .collect()
-        })
-    }
-
     /// Resolves `selector` for an operation that changes slivers: the slice
     /// must not be shut down and must have selected slivers.
     pub(super) fn changeable(
@@ -302,24 +293,4 @@ impl Aggregate {
         selection.require_slivers(selector.slice_urn())?;
         Ok(selection)
     }
-}
-
-/// Makes `row` `geni_unallocated`, queueing a destroy job when it had a VM;
-/// reports it with its previous expiry.
-fn unallocate(
-    conn: &mut Conn,
-    mut row: SliverRow,
-    why: &str,
-    by: &str,
-    now: DateTime<Utc>,
-) -> Result<SliverInfo, AmError> {
-    let was = row.allocation()?;
-    let operational = row.operational()?;
-    row.set_states(AllocationState::Unallocated, operational);
-    slivers::save(conn, &row)?;
-    events::append(conn, now, Some(&row.slice_urn), Some(&row.urn), why, by)?;
-    if was == AllocationState::Provisioned {
-        queue(conn, JobKind::Destroy, &row, by, now)?;
-    }
-    Ok(row.info()?)
 }

@@ -5,7 +5,7 @@
 //! workers report what they observe through the `impl Store` methods here.
 
 use super::schema::slivers;
-use super::{Conn, Store, StoreError, StoreResult, events, from_unix, to_unix};
+use super::{Conn, Store, StoreError, StoreResult, events, from_unix, jobs, to_unix};
 use crate::core::types::{AllocationState, OperationalState, SliverAnnotations, SliverInfo};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -257,9 +257,44 @@ impl Store {
         self.read(live)
     }
 
-    /// Live slivers expired at or before `now` (for the reaper, which
-    /// deletes them through `core::Aggregate::reap`).
+    /// Live slivers expired at or before `now`.
     pub fn expired_slivers(&self, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
         self.read(|conn| expired(conn, now))
     }
+}
+
+/// Deallocates `row` (Delete, expiry): it becomes `geni_unallocated`,
+/// freeing its capacity; a destroy job is queued when it was provisioned
+/// (it has a VM), and the event `kind` is logged with `detail`. Returns
+/// the row as saved, still carrying its previous expiry.
+pub fn unallocate(
+    conn: &mut Conn,
+    mut row: SliverRow,
+    kind: &str,
+    detail: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<SliverRow> {
+    let provisioned = row.allocation()? == AllocationState::Provisioned;
+    row.allocation_state = AllocationState::Unallocated.as_str().to_owned();
+    save(conn, &row)?;
+    if provisioned {
+        let payload = serde_json::json!({ "reason": kind });
+        jobs::enqueue(
+            conn,
+            jobs::JobKind::Destroy,
+            &row.slice_urn,
+            Some(&row.urn),
+            &payload,
+            now,
+        )?;
+    }
+    events::append(
+        conn,
+        now,
+        Some(&row.slice_urn),
+        Some(&row.urn),
+        kind,
+        detail,
+    )?;
+    Ok(row)
 }

@@ -4,9 +4,9 @@
 //! expired slivers (deallocate, free capacity, queue the VM's destruction)
 //! in one transaction.
 
-use super::jobs::{JobKind, JobState, enqueue};
+use super::jobs::JobState;
 use super::schema::{jobs, slivers};
-use super::{Conn, Store, StoreResult, events, from_unix, slivers as sliver_rows};
+use super::{Conn, Store, StoreResult, from_unix, slivers as sliver_rows};
 use crate::core::types::AllocationState;
 use chrono::{DateTime, Utc};
 use diesel::dsl::min;
@@ -53,30 +53,9 @@ impl Store {
         self.write(|conn| {
             let expired = sliver_rows::expired(conn, now)?;
             let mut reaped = Vec::with_capacity(expired.len());
-            for mut row in expired {
-                let provisioned = row.allocation()? == AllocationState::Provisioned;
-                row.allocation_state = AllocationState::Unallocated.as_str().to_owned();
-                sliver_rows::save(conn, &row)?;
-                if provisioned {
-                    let payload = serde_json::json!({ "reason": "expired" });
-                    enqueue(
-                        conn,
-                        JobKind::Destroy,
-                        &row.slice_urn,
-                        Some(&row.urn),
-                        &payload,
-                        now,
-                    )?;
-                }
+            for row in expired {
                 let detail = format!("expired at {}", row.expires());
-                events::append(
-                    conn,
-                    now,
-                    Some(&row.slice_urn),
-                    Some(&row.urn),
-                    "expired",
-                    &detail,
-                )?;
+                let row = sliver_rows::unallocate(conn, row, "expired", &detail, now)?;
                 reaped.push(row.urn);
             }
             Ok(reaped)
