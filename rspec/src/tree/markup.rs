@@ -5,7 +5,6 @@
 use super::error::{ParseError, position};
 use super::escape::is_xml_char;
 use super::scan::scan_qname;
-use quick_xml::events::BytesDecl;
 
 /// A syntax error at byte `offset` of `src`.
 fn syntax(src: &[u8], offset: usize, message: String) -> ParseError {
@@ -66,16 +65,22 @@ pub(crate) fn check_characters(input: &[u8]) -> Result<&str, ParseError> {
                 .iter()
                 .position(|&b| !is_xml_char(u32::from(b)))
                 .map_or(i * 64, |j| i * 64 + j);
-            let (line, column) = position(input, at);
-            return Err(ParseError::Syntax {
-                line,
-                column,
-                message: format!(
-                    "control character U+{:04X} is not allowed in XML",
-                    input[at]
-                ),
-            });
+            let message = format!(
+                "control character U+{:04X} is not allowed in XML",
+                input[at]
+            );
+            return Err(syntax(input, at, message));
         }
+    }
+    // U+FFFE and U+FFFF are not XML characters either (UTF-8 EF BF BE/BF).
+    let noncharacter = memchr::memmem::find_iter(input, b"\xEF\xBF")
+        .find(|&at| matches!(input.get(at + 2), Some(0xBE | 0xBF)));
+    if let Some(at) = noncharacter {
+        let message = format!(
+            "character U+FF{:02X} is not allowed in XML",
+            input[at + 2] + 0x40
+        );
+        return Err(syntax(input, at, message));
     }
     Ok(text)
 }
@@ -102,8 +107,12 @@ pub(crate) fn check_comment(src: &[u8], start: usize, body: &[u8]) -> Result<(),
 /// Checks the processing instruction `src[start..end]`.
 pub(crate) fn check_pi(src: &[u8], start: usize, end: usize) -> Result<(), ParseError> {
     let limit = end - 2;
-    let (target_end, _) = scan_qname(src, start + 2, limit, "a processing instruction target")
+    let (target_end, colon) = scan_qname(src, start + 2, limit, "a processing instruction target")
         .map_err(|e| syntax(src, e.offset, e.message))?;
+    if colon != 0 {
+        let message = "a processing instruction target cannot contain `:`".to_owned();
+        return Err(syntax(src, start + 2 + colon as usize, message));
+    }
     let target = &src[start + 2..target_end];
     if target.eq_ignore_ascii_case(b"xml") {
         return Err(misplaced_declaration(src, start));
@@ -118,35 +127,81 @@ pub(crate) fn check_pi(src: &[u8], start: usize, end: usize) -> Result<(), Parse
     Ok(())
 }
 
-/// Checks the version and encoding of the XML declaration at `start`.
-pub(crate) fn check_decl(src: &[u8], start: usize, decl: &BytesDecl<'_>) -> Result<(), ParseError> {
-    let version = decl
-        .version()
-        .map_err(|e| syntax(src, start, format!("bad XML declaration: {e}")))?;
-    if !version.starts_with(b"1.") {
-        return Err(syntax(
-            src,
-            start,
-            format!(
-                "unsupported XML version `{}`",
-                String::from_utf8_lossy(&version)
-            ),
-        ));
+/// One pseudo-attribute `name="value"` of the XML declaration at `pos`
+/// (after required whitespace): the value's range and where it ends.
+fn pseudo_attribute(
+    src: &[u8],
+    pos: usize,
+    limit: usize,
+    name: &[u8],
+) -> Option<(usize, usize, usize)> {
+    let ws = |mut at: usize| {
+        while at < limit && b" \t\r\n".contains(&src[at]) {
+            at += 1;
+        }
+        at
+    };
+    let at = ws(pos);
+    if at == pos || !src[at..limit].starts_with(name) {
+        return None;
     }
-    if let Some(encoding) = decl.encoding() {
-        let encoding =
-            encoding.map_err(|e| syntax(src, start, format!("bad XML declaration: {e}")))?;
+    let at = ws(at + name.len());
+    if src.get(at) != Some(&b'=') {
+        return None;
+    }
+    let at = ws(at + 1);
+    let quote = *src
+        .get(at)
+        .filter(|q| at < limit && matches!(q, b'"' | b'\''))?;
+    let len = memchr::memchr(quote, &src[at + 1..limit])?;
+    Some((at + 1, at + 1 + len, at + 2 + len))
+}
+
+/// Checks the XML declaration `src[start..end]`: `version="1.x"`, then an
+/// optional `encoding` that must be UTF-8, then an optional `standalone`.
+pub(crate) fn check_decl(src: &[u8], start: usize, end: usize) -> Result<(), ParseError> {
+    let limit = end - 2;
+    let bad = |at: usize, what: &str| syntax(src, at, format!("malformed XML declaration: {what}"));
+    let Some((vs, ve, mut pos)) = pseudo_attribute(src, start + 5, limit, b"version") else {
+        return Err(bad(start, "expected version=\"1.0\""));
+    };
+    let version = &src[vs..ve];
+    if version.len() < 3
+        || !version.starts_with(b"1.")
+        || !version[2..].iter().all(u8::is_ascii_digit)
+    {
+        let version = String::from_utf8_lossy(version);
+        return Err(bad(vs, &format!("unsupported version `{version}`")));
+    }
+    if let Some((es, ee, next)) = pseudo_attribute(src, pos, limit, b"encoding") {
+        let encoding = &src[es..ee];
         if !encoding.eq_ignore_ascii_case(b"utf-8") && !encoding.eq_ignore_ascii_case(b"utf8") {
-            let (line, column) = position(src, start);
+            let (line, column) = position(src, es);
             return Err(ParseError::Encoding {
                 line,
                 column,
                 message: format!(
                     "the document declares encoding `{}`; only UTF-8 is accepted (convert it and declare encoding=\"UTF-8\")",
-                    String::from_utf8_lossy(&encoding)
+                    String::from_utf8_lossy(encoding)
                 ),
             });
         }
+        pos = next;
     }
-    Ok(())
+    if let Some((ss, se, next)) = pseudo_attribute(src, pos, limit, b"standalone") {
+        if !matches!(&src[ss..se], b"yes" | b"no") {
+            return Err(bad(ss, "standalone must be \"yes\" or \"no\""));
+        }
+        pos = next;
+    }
+    match src[pos..limit].iter().position(|b| !b" \t\r\n".contains(b)) {
+        None => Ok(()),
+        Some(i) => Err(bad(
+            pos + i,
+            &format!(
+                "unexpected {}",
+                String::from_utf8_lossy(&src[pos + i..limit])
+            ),
+        )),
+    }
 }

@@ -121,11 +121,11 @@ impl<'i> Builder<'i> {
                     markup::check_pi(self.src, before, after)?;
                     self.leaf(NodeKind::ProcessingInstruction, before, after)?
                 }
-                Event::Decl(d) => {
+                Event::Decl(_) => {
                     if before != self.bom || self.doc.nodes.len() > 1 || self.pending.is_some() {
                         return Err(markup::misplaced_declaration(self.src, before));
                     }
-                    markup::check_decl(self.src, before, &d)?;
+                    markup::check_decl(self.src, before, after)?;
                     self.leaf(NodeKind::ProcessingInstruction, before, after)?
                 }
                 Event::DocType(_) => {

@@ -40,12 +40,39 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-fn is_name_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b':' || b >= 0x80
+/// Whether `c` may start an XML name (XML 1.0 fifth edition).
+fn is_name_start(c: char) -> bool {
+    matches!(c,
+        'A'..='Z' | '_' | 'a'..='z' | ':'
+        | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{2FF}'
+        | '\u{370}'..='\u{37D}' | '\u{37F}'..='\u{1FFF}' | '\u{200C}'..='\u{200D}'
+        | '\u{2070}'..='\u{218F}' | '\u{2C00}'..='\u{2FEF}' | '\u{3001}'..='\u{D7FF}'
+        | '\u{F900}'..='\u{FDCF}' | '\u{FDF0}'..='\u{FFFD}' | '\u{10000}'..='\u{EFFFF}')
 }
 
-fn is_name_char(b: u8) -> bool {
-    is_name_start(b) || b.is_ascii_digit() || b == b'-' || b == b'.'
+/// Whether `c` may continue an XML name.
+fn is_name_char(c: char) -> bool {
+    is_name_start(c)
+        || matches!(c,
+            '-' | '.' | '0'..='9' | '\u{B7}' | '\u{300}'..='\u{36F}' | '\u{203F}'..='\u{2040}')
+}
+
+/// The character at `at` (the source is valid UTF-8) and its length.
+fn char_at(src: &[u8], at: usize) -> Option<(char, usize)> {
+    let b = *src.get(at)?;
+    if b < 0x80 {
+        return Some((b as char, 1));
+    }
+    let len = match b {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        _ => 2,
+    };
+    let c = std::str::from_utf8(src.get(at..at + len)?)
+        .ok()?
+        .chars()
+        .next()?;
+    Some((c, len))
 }
 
 /// Describes the byte at `at` for a message.
@@ -53,7 +80,10 @@ fn found(src: &[u8], at: usize) -> String {
     match src.get(at) {
         None => "the end of the tag".to_owned(),
         Some(b) if b.is_ascii_graphic() => format!("`{}`", *b as char),
-        Some(b) => format!("byte 0x{b:02x}"),
+        Some(_) => match char_at(src, at) {
+            Some((c, _)) => format!("`{c}` (U+{:04X})", c as u32),
+            None => "an invalid byte".to_owned(),
+        },
     }
 }
 
@@ -65,25 +95,39 @@ pub(crate) fn scan_qname(
     limit: usize,
     what: &str,
 ) -> Result<(usize, u32), ScanError> {
-    if start >= limit || !is_name_start(src[start]) || src[start] == b':' {
+    let first = char_at(src, start).filter(|&(c, _)| start < limit && c != ':' && is_name_start(c));
+    let Some((_, first_len)) = first else {
         return fail(
             start,
             format!("expected {what}, found {}", found(src, start)),
         );
-    }
-    let mut end = start + 1;
+    };
+    let mut end = start + first_len;
     let mut colon = 0;
-    while end < limit && is_name_char(src[end]) {
-        if src[end] == b':' {
+    while end < limit {
+        let Some((c, len)) = char_at(src, end).filter(|&(c, _)| is_name_char(c)) else {
+            break;
+        };
+        if c == ':' {
             if colon != 0 {
                 return fail(end, format!("{what} has more than one `:`"));
             }
             colon = (end - start) as u32;
         }
-        end += 1;
+        end += len;
     }
-    if colon != 0 && end == start + colon as usize + 1 {
+    let local = start + colon as usize + 1;
+    if colon != 0 && end == local {
         return fail(end, format!("{what} has an empty local part after `:`"));
+    }
+    if colon != 0 && !char_at(src, local).is_some_and(|(c, _)| is_name_start(c)) {
+        return fail(
+            local,
+            format!(
+                "the local part of {what} must start with a letter or `_`, found {}",
+                found(src, local)
+            ),
+        );
     }
     Ok((end, colon))
 }
@@ -241,6 +285,14 @@ mod tests {
                 .contains("more than one")
         );
         assert!(tag("<1a>").unwrap_err().message.contains("element name"));
+        assert!(tag("<p:-a>").unwrap_err().message.contains("local part"));
+        assert!(
+            tag("<a com\u{d7}ponent='1'>")
+                .unwrap_err()
+                .message
+                .contains("U+00D7")
+        );
+        assert_eq!(tag("<\u{e9}t\u{e9} na\u{ef}ve='1'>").unwrap().1.len(), 1);
     }
 
     #[test]

@@ -243,6 +243,7 @@ fn refuses_malformed_comments_pis_and_declarations() {
             .contains("very start")
     );
     assert!(parse_err("<a>]]></a>").to_string().contains("]]>"));
+    assert!(parse_err("<a><?p:i x?></a>").to_string().contains("`:`"));
     assert!(
         parse_err("<a><![CDATA[x]]></a><![CDATA[y]]>")
             .to_string()
@@ -287,4 +288,28 @@ fn deep_nesting_is_refused_by_default_and_handled_without_recursion_when_allowed
     assert_eq!(doc.to_bytes(), input.as_bytes());
     assert_eq!(doc.descendants(doc.root()).count(), depth - 1);
     assert_eq!(doc.text(doc.root()), "");
+}
+
+#[test]
+fn refuses_malformed_xml_declarations_and_noncharacters() {
+    for bad in [
+        "<?xml version=\"1.0-->\" ?><a/>",
+        "<?xml version=\"1.0\" e<![CDATA[ncoding=\"UTF-8\"?><a/>",
+        "<?xml encoding='UTF-8' version='1.0'?><a/>",
+        "<?xml version='1.0' standalone='maybe'?><a/>",
+        "<?xml version='2.0'?><a/>",
+    ] {
+        let err = parse_err(bad);
+        assert!(err.to_string().contains("XML declaration"), "{bad}: {err}");
+    }
+    assert!(
+        Document::parse(b"<?xml version='1.0' encoding='utf-8' standalone='yes' ?><a/>").is_ok()
+    );
+    let err = parse_err("<a>\n\u{FFFE}</a>");
+    assert!(
+        matches!(&err, ParseError::Syntax { line: 2, message, .. } if message.contains("U+FFFE")),
+        "{err}"
+    );
+    let err = parse_err("<a x='\u{FFFF}'/>");
+    assert!(err.to_string().contains("U+FFFF"), "{err}");
 }
