@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod config;
 pub mod core;
 pub mod geni;
 pub mod jobs;

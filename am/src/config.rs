@@ -1,0 +1,263 @@
+//! The aggregate's configuration: one TOML file (every key documented in
+//! `deploy/geni-am.example.toml`), read with serde refusing unknown keys and
+//! validated at start, so a mistake stops the service with a message naming
+//! the file and the key. Relative paths in the file are relative to the
+//! file's directory.
+//!
+//! Sections: `[server]` (listening, TLS files, trust roots, limits),
+//! `[aggregate]` (identity and lease policy), `[store]` (SQLite file or
+//! PostgreSQL URL), `[backend]` (`kind` and the `[backend.sim]` simulated cloud).
+
+mod tls;
+mod validate;
+
+pub use tls::{ServerIdentity, TlsFileError};
+
+use crate::backend::sim::config::SimConfig;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Largest configuration file read.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[server]`: how clients reach the aggregate.
+    pub server: ServerConfig,
+    /// `[aggregate]`: who the aggregate is and its lease policy.
+    pub aggregate: AggregateConfig,
+    /// `[store]`: where state lives.
+    #[serde(default)]
+    pub store: StoreConfig,
+    /// `[backend]`: the cloud behind the aggregate.
+    pub backend: BackendConfig,
+}
+
+/// The `[server]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Socket address to listen on, e.g. `0.0.0.0:443` or `[::]:8443`.
+    pub listen: String,
+    /// Absolute base URL clients use (`https://am.example.org:8443`); the
+    /// endpoints advertised by GetVersion are `<public_url>/am/3` and `/am/2`.
+    pub public_url: String,
+    /// PEM file with the server certificate, followed by its issuers.
+    pub cert: PathBuf,
+    /// PEM file with the server's private key.
+    pub key: PathBuf,
+    /// Directory of trusted root certificates (`*.pem`, `*.crt`, `*.cert`,
+    /// `*.gid`), for client certificates and credentials alike.
+    pub trust_roots: PathBuf,
+    /// Largest request body accepted, in bytes.
+    #[serde(default = "default_body_limit")]
+    pub body_limit: usize,
+    /// HTTP worker threads; 0 means one per CPU.
+    #[serde(default)]
+    pub workers: usize,
+    /// Seconds an idle keep-alive connection stays open.
+    #[serde(default = "default_keep_alive_secs")]
+    pub keep_alive_secs: u64,
+    /// Seconds calls in progress get to finish after SIGTERM/SIGINT.
+    #[serde(default = "default_shutdown_timeout_secs")]
+    pub shutdown_timeout_secs: u64,
+}
+
+/// The `[aggregate]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AggregateConfig {
+    /// The aggregate's authority (`am.example.org`); sliver URNs are
+    /// `urn:publicid:IDN+<authority>+sliver+<id>`.
+    pub authority: String,
+    /// The aggregate manager URN, `urn:publicid:IDN+<authority>+authority+am`.
+    pub urn: String,
+    /// The component manager URN of the advertised resources,
+    /// `urn:publicid:IDN+<authority>+authority+cm`.
+    pub cm_urn: String,
+    /// Seconds an allocated (not yet provisioned) sliver is held.
+    #[serde(default = "default_allocation_timeout_secs")]
+    pub allocation_timeout_secs: u64,
+    /// Lease of a provisioned sliver when the request names no end time, in seconds.
+    #[serde(default = "default_lease_secs")]
+    pub default_lease_secs: u64,
+    /// Longest lease granted from now, in seconds (never beyond the slice credential).
+    #[serde(default = "default_max_lease_secs")]
+    pub max_lease_secs: u64,
+    /// Most slivers one slice may hold at this aggregate.
+    #[serde(default = "default_max_slivers_per_slice")]
+    pub max_slivers_per_slice: u32,
+}
+
+/// The `[store]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// A SQLite file path, or a `postgres://` / `postgresql://` URL.
+    #[serde(default = "default_store_url")]
+    pub url: String,
+    /// Most database connections held open.
+    #[serde(default = "default_pool_size")]
+    pub pool_size: u32,
+}
+
+/// Which cloud the aggregate drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// The in-process simulated cloud (`[backend.sim]`).
+    Sim,
+}
+
+/// The `[backend]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackendConfig {
+    /// `sim`.
+    pub kind: BackendKind,
+    /// The simulated cloud, required when `kind = "sim"`.
+    #[serde(default)]
+    pub sim: Option<SimConfig>,
+}
+
+/// Why the configuration cannot be used; every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("{file}: cannot read the configuration: {source}")]
+    Read {
+        /// The configuration file.
+        file: String,
+        /// The operating system error.
+        source: std::io::Error,
+    },
+    /// The file is larger than any sensible configuration.
+    #[error("{file}: the configuration is larger than {MAX_FILE_BYTES} bytes")]
+    TooLarge {
+        /// The configuration file.
+        file: String,
+    },
+    /// Not TOML, an unknown key, a missing key or a value of the wrong type.
+    #[error("{file}: {message}")]
+    Syntax {
+        /// The configuration file.
+        file: String,
+        /// The TOML reader's message (line, column and key).
+        message: String,
+    },
+    /// A value that cannot work.
+    #[error("{file}: {key}: {problem}")]
+    Invalid {
+        /// The configuration file.
+        file: String,
+        /// Dotted path of the key, e.g. `server.listen`.
+        key: String,
+        /// What is wrong and what is expected.
+        problem: String,
+    },
+}
+
+impl Config {
+    /// Reads, parses and validates the configuration file at `path`.
+    /// Relative paths in it are resolved against its directory.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let file = path.display().to_string();
+        let read = |source| ConfigError::Read {
+            file: file.clone(),
+            source,
+        };
+        if std::fs::metadata(path).map_err(read)?.len() > MAX_FILE_BYTES {
+            return Err(ConfigError::TooLarge { file });
+        }
+        let text = std::fs::read_to_string(path).map_err(read)?;
+        let mut config = Config::parse(&text).map_err(|message| ConfigError::Syntax {
+            file: file.clone(),
+            message,
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        config.resolve_paths(base);
+        config
+            .validate()
+            .map_err(|(key, problem)| ConfigError::Invalid { file, key, problem })?;
+        Ok(config)
+    }
+
+    /// Parses TOML text without validating it (paths stay as written).
+    pub fn parse(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_owned())
+    }
+
+    /// Makes the file paths of the configuration relative to `base`.
+    fn resolve_paths(&mut self, base: &Path) {
+        let server = &mut self.server;
+        for path in [&mut server.cert, &mut server.key, &mut server.trust_roots] {
+            if path.is_relative() {
+                *path = base.join(&*path);
+            }
+        }
+        if !self.store.is_postgres() && Path::new(&self.store.url).is_relative() {
+            self.store.url = base.join(&self.store.url).display().to_string();
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The absolute URL of the AM API `version` endpoint (`…/am/3`).
+    pub fn api_url(&self, version: u32) -> String {
+        format!("{}/am/{version}", self.public_url.trim_end_matches('/'))
+    }
+}
+
+impl StoreConfig {
+    /// Whether the store is a PostgreSQL URL (otherwise a SQLite file).
+    pub fn is_postgres(&self) -> bool {
+        self.url.starts_with("postgres://") || self.url.starts_with("postgresql://")
+    }
+}
+
+impl Default for StoreConfig {
+    fn default() -> StoreConfig {
+        StoreConfig {
+            url: default_store_url(),
+            pool_size: default_pool_size(),
+        }
+    }
+}
+
+fn default_body_limit() -> usize {
+    16 << 20
+}
+
+fn default_keep_alive_secs() -> u64 {
+    75
+}
+
+fn default_shutdown_timeout_secs() -> u64 {
+    30
+}
+
+fn default_allocation_timeout_secs() -> u64 {
+    600
+}
+
+fn default_lease_secs() -> u64 {
+    7 * 86_400
+}
+
+fn default_max_lease_secs() -> u64 {
+    30 * 86_400
+}
+
+fn default_max_slivers_per_slice() -> u32 {
+    64
+}
+
+fn default_store_url() -> String {
+    "geni-am.sqlite".to_owned()
+}
+
+fn default_pool_size() -> u32 {
+    8
+}

@@ -1,0 +1,177 @@
+//! Validation of a parsed configuration: every value is checked as the
+//! service will use it (addresses parsed, URNs checked against the
+//! authority, TLS files and trust roots read), and the first problem is
+//! reported with the dotted key that holds it.
+
+use super::{BackendKind, Config, ServerConfig, ServerIdentity};
+use credentials::trust::TrustStore;
+use credentials::urn::{Urn, UrnType};
+use std::net::SocketAddr;
+use std::path::Path;
+
+/// A problem: the dotted key and what is wrong with its value.
+type Problem = (String, String);
+
+/// Largest body limit accepted (1 GiB): beyond that a typo is likelier than intent.
+const MAX_BODY_LIMIT: usize = 1 << 30;
+
+fn problem(key: &str, text: impl Into<String>) -> Problem {
+    (key.to_owned(), text.into())
+}
+
+fn at_least_one(key: &str, value: u64) -> Result<(), Problem> {
+    if value == 0 {
+        return Err(problem(key, "must be at least 1"));
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Checks every value; the first problem found is returned.
+    pub(super) fn validate(&self) -> Result<(), Problem> {
+        validate_server(&self.server)?;
+        self.validate_aggregate()?;
+        self.validate_store()?;
+        self.validate_backend()
+    }
+
+    fn validate_aggregate(&self) -> Result<(), Problem> {
+        let aggregate = &self.aggregate;
+        let authority = Urn::from_parts(&aggregate.authority, "authority", "am").map_err(|e| {
+            problem(
+                "aggregate.authority",
+                format!("`{}` is not a GENI authority: {e}", aggregate.authority),
+            )
+        })?;
+        for (key, text) in [
+            ("aggregate.urn", &aggregate.urn),
+            ("aggregate.cm_urn", &aggregate.cm_urn),
+        ] {
+            let urn = Urn::parse(text).map_err(|e| problem(key, format!("`{text}`: {e}")))?;
+            if urn.urn_type() != &UrnType::Authority {
+                return Err(problem(
+                    key,
+                    format!("`{text}` must be an authority URN (urn:publicid:IDN+<authority>+authority+<name>)"),
+                ));
+            }
+            if !urn.authority().eq_ignore_ascii_case(authority.authority()) {
+                return Err(problem(
+                    key,
+                    format!(
+                        "`{text}` is not in the aggregate's authority `{}`",
+                        aggregate.authority
+                    ),
+                ));
+            }
+        }
+        at_least_one(
+            "aggregate.allocation_timeout_secs",
+            aggregate.allocation_timeout_secs,
+        )?;
+        at_least_one("aggregate.default_lease_secs", aggregate.default_lease_secs)?;
+        at_least_one(
+            "aggregate.max_slivers_per_slice",
+            u64::from(aggregate.max_slivers_per_slice),
+        )?;
+        if aggregate.max_lease_secs < aggregate.default_lease_secs {
+            return Err(problem(
+                "aggregate.max_lease_secs",
+                format!(
+                    "{} is shorter than aggregate.default_lease_secs ({})",
+                    aggregate.max_lease_secs, aggregate.default_lease_secs
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_store(&self) -> Result<(), Problem> {
+        let store = &self.store;
+        at_least_one("store.pool_size", u64::from(store.pool_size))?;
+        if store.url.trim().is_empty() {
+            return Err(problem(
+                "store.url",
+                "must name a SQLite file or a postgres:// URL",
+            ));
+        }
+        if !store.is_postgres() {
+            let parent = Path::new(&store.url).parent().unwrap_or(Path::new("."));
+            if !parent.as_os_str().is_empty() && !parent.is_dir() {
+                return Err(problem(
+                    "store.url",
+                    format!(
+                        "the directory {} of the SQLite file does not exist",
+                        parent.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_backend(&self) -> Result<(), Problem> {
+        match self.backend.kind {
+            BackendKind::Sim => {
+                let sim = self.backend.sim.as_ref().ok_or_else(|| {
+                    problem(
+                        "backend.sim",
+                        "kind = \"sim\" needs a [backend.sim] section with hosts and sliver_types",
+                    )
+                })?;
+                sim.validate().map_err(|e| (e.key, e.problem))
+            }
+        }
+    }
+}
+
+fn validate_server(server: &ServerConfig) -> Result<(), Problem> {
+    server.listen.parse::<SocketAddr>().map_err(|_| {
+        problem(
+            "server.listen",
+            format!(
+                "`{}` is not a socket address (expected IP:PORT such as 0.0.0.0:8443 or [::]:8443)",
+                server.listen
+            ),
+        )
+    })?;
+    check_public_url(&server.public_url)?;
+    ServerIdentity::load(&server.cert, &server.key)
+        .map_err(|e| problem("server.cert / server.key", e.to_string()))?;
+    TrustStore::from_dir(&server.trust_roots)
+        .map_err(|e| problem("server.trust_roots", e.to_string()))?;
+    at_least_one("server.body_limit", server.body_limit as u64)?;
+    if server.body_limit > MAX_BODY_LIMIT {
+        return Err(problem(
+            "server.body_limit",
+            format!("{} bytes is more than the 1 GiB allowed", server.body_limit),
+        ));
+    }
+    at_least_one("server.keep_alive_secs", server.keep_alive_secs)?;
+    Ok(())
+}
+
+/// An absolute `https://` (or `http://`, behind a TLS proxy) URL with a
+/// host, no query and no fragment.
+fn check_public_url(url: &str) -> Result<(), Problem> {
+    let key = "server.public_url";
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(|| {
+            problem(
+                key,
+                format!("`{url}` is not an absolute URL (expected https://HOST[:PORT][/PATH])"),
+            )
+        })?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || host.starts_with(':') {
+        return Err(problem(key, format!("`{url}` names no host")));
+    }
+    if url.contains(['?', '#']) || url.contains(char::is_whitespace) {
+        return Err(problem(
+            key,
+            format!("`{url}` must not contain a query, a fragment or blanks"),
+        ));
+    }
+    Ok(())
+}
