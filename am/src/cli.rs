@@ -3,7 +3,9 @@
 
 pub mod cert;
 pub mod cred;
+pub mod dev;
 pub mod rspec;
+pub mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,6 +31,11 @@ pub enum Command {
     /// Inspect and verify GENI certificates; make a development PKI.
     #[command(subcommand)]
     Cert(cert::CertCommand),
+    /// Run the aggregate.
+    Serve(serve::ServeArgs),
+    /// Development tools (a PKI and configuration for a first run).
+    #[command(subcommand)]
+    Dev(dev::DevCommand),
 }
 
 impl Cli {
@@ -38,6 +45,8 @@ impl Cli {
             Command::Rspec(cmd) => cmd.run(),
             Command::Cred(cmd) => cmd.run(),
             Command::Cert(cmd) => cmd.run(),
+            Command::Serve(args) => args.run(),
+            Command::Dev(cmd) => cmd.run(),
         }
     }
 }

@@ -8,10 +8,11 @@
 //! `[aggregate]` (identity and lease policy), `[store]` (SQLite file or
 //! PostgreSQL URL), `[backend]` (`kind` and the `[backend.sim]` simulated cloud).
 
+mod syntax;
 mod tls;
 mod validate;
 
-pub use tls::{ServerIdentity, TlsFileError};
+pub use tls::{TlsFileError, TlsIdentity};
 
 use crate::backend::sim::config::SimConfig;
 use serde::Deserialize;
@@ -184,9 +185,16 @@ impl Config {
         Ok(config)
     }
 
-    /// Parses TOML text without validating it (paths stay as written).
+    /// Parses TOML text without validating it (paths stay as written);
+    /// an error names the key it is about when the reader gives a position.
     pub fn parse(text: &str) -> Result<Config, String> {
-        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_owned())
+        toml::from_str(text).map_err(|e| {
+            let message = e.to_string().trim_end().to_owned();
+            match e.span().and_then(|span| syntax::key_at(text, span.start)) {
+                Some(key) => format!("{key}: {message}"),
+                None => message,
+            }
+        })
     }
 
     /// Makes the file paths of the configuration relative to `base`.

@@ -5,10 +5,12 @@
 
 pub mod backend;
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod core;
 pub mod geni;
 pub mod jobs;
+pub mod server;
 pub mod store;
 pub mod time;
 pub mod xmlrpc;

@@ -17,6 +17,10 @@ pub use encode::{EncodeError, encode_fault, encode_response};
 /// An XML-RPC value and fault (re-exported from `dxr`, so callers need no direct dependency).
 pub use dxr::{Fault, Value};
 
+/// The answer to one call: a value, or an XML-RPC fault (malformed call,
+/// unknown method); GENI errors are values.
+pub type Reply = Result<Value, Fault>;
+
 /// One decoded XML-RPC method call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {

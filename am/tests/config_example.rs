@@ -157,9 +157,11 @@ fn the_example_sets_every_key_of_the_configuration() {
 #[test]
 fn the_example_parses_as_a_configuration_and_its_sim_section_is_valid() {
     let config = Config::parse(&example()).unwrap();
-    assert_eq!(
-        config.server.api_url(3),
-        "https://am.example.org:8443/am/3"
-    );
-    config.backend.sim.expect("the example configures the sim backend").validate().unwrap();
+    assert_eq!(config.server.api_url(3), "https://am.example.org:8443/am/3");
+    config
+        .backend
+        .sim
+        .expect("the example configures the sim backend")
+        .validate()
+        .unwrap();
 }

@@ -1,24 +1,25 @@
-//! Reading the server's TLS certificate chain and private key from PEM
-//! files, checked against each other. Any X.509 certificate will do (it
-//! need not carry a GENI URN); clients that verify it want its
-//! subjectAltName to name the host they connect to.
+//! Reading a TLS certificate chain and its private key from PEM files,
+//! checked against each other: the server's identity, and the client's in
+//! `am::client`. Any X.509 certificate will do here (a server certificate
+//! need not carry a GENI URN; clients that verify it want its
+//! subjectAltName to name the host they connect to).
 
 use openssl::pkey::{PKey, Private};
 use openssl::x509::X509;
 use std::path::Path;
 
-/// Most certificates read from the server's chain file.
+/// Most certificates read from a chain file.
 const MAX_CHAIN: usize = 16;
 
-/// The server's certificate (first), its issuers and its private key.
-pub struct ServerIdentity {
+/// A certificate (first), its issuers and its private key.
+pub struct TlsIdentity {
     /// Leaf first, then issuers as the file lists them.
     pub chain: Vec<X509>,
     /// The private key of the leaf.
     pub key: PKey<Private>,
 }
 
-/// Why the server's certificate or key cannot be used.
+/// Why a certificate chain or key file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsFileError {
     /// A file cannot be read.
@@ -30,7 +31,9 @@ pub enum TlsFileError {
         source: std::io::Error,
     },
     /// The certificate file holds no usable PEM certificate.
-    #[error("{path} holds no PEM certificate (-----BEGIN CERTIFICATE-----) that OpenSSL can read{detail}")]
+    #[error(
+        "{path} holds no PEM certificate (-----BEGIN CERTIFICATE-----) that OpenSSL can read{detail}"
+    )]
     NoCertificate {
         /// The file.
         path: String,
@@ -61,15 +64,16 @@ pub enum TlsFileError {
     },
 }
 
-impl ServerIdentity {
+impl TlsIdentity {
     /// Reads and cross-checks the certificate chain file and the key file.
-    pub fn load(cert: &Path, key: &Path) -> Result<ServerIdentity, TlsFileError> {
+    pub fn load(cert: &Path, key: &Path) -> Result<TlsIdentity, TlsFileError> {
         let cert_name = cert.display().to_string();
         let key_name = key.display().to_string();
-        let chain = X509::stack_from_pem(&read(cert)?).map_err(|e| TlsFileError::NoCertificate {
-            path: cert_name.clone(),
-            detail: format!(": {e}"),
-        })?;
+        let chain =
+            X509::stack_from_pem(&read(cert)?).map_err(|e| TlsFileError::NoCertificate {
+                path: cert_name.clone(),
+                detail: format!(": {e}"),
+            })?;
         if chain.len() > MAX_CHAIN {
             return Err(TlsFileError::TooManyCertificates { path: cert_name });
         }
@@ -79,10 +83,11 @@ impl ServerIdentity {
                 detail: String::new(),
             });
         };
-        let private = PKey::private_key_from_pem(&read(key)?).map_err(|e| TlsFileError::BadKey {
-            path: key_name.clone(),
-            reason: e.to_string(),
-        })?;
+        let private =
+            PKey::private_key_from_pem(&read(key)?).map_err(|e| TlsFileError::BadKey {
+                path: key_name.clone(),
+                reason: e.to_string(),
+            })?;
         let matches = leaf
             .public_key()
             .is_ok_and(|public| public.public_eq(&private));
@@ -92,7 +97,7 @@ impl ServerIdentity {
                 key: key_name,
             });
         }
-        Ok(ServerIdentity {
+        Ok(TlsIdentity {
             chain,
             key: private,
         })

@@ -3,7 +3,7 @@
 //! authority, TLS files and trust roots read), and the first problem is
 //! reported with the dotted key that holds it.
 
-use super::{BackendKind, Config, ServerConfig, ServerIdentity};
+use super::{BackendKind, Config, ServerConfig, TlsIdentity};
 use credentials::trust::TrustStore;
 use credentials::urn::{Urn, UrnType};
 use std::net::SocketAddr;
@@ -51,7 +51,9 @@ impl Config {
             if urn.urn_type() != &UrnType::Authority {
                 return Err(problem(
                     key,
-                    format!("`{text}` must be an authority URN (urn:publicid:IDN+<authority>+authority+<name>)"),
+                    format!(
+                        "`{text}` must be an authority URN (urn:publicid:IDN+<authority>+authority+<name>)"
+                    ),
                 ));
             }
             if !urn.authority().eq_ignore_ascii_case(authority.authority()) {
@@ -135,7 +137,7 @@ fn validate_server(server: &ServerConfig) -> Result<(), Problem> {
         )
     })?;
     check_public_url(&server.public_url)?;
-    ServerIdentity::load(&server.cert, &server.key)
+    TlsIdentity::load(&server.cert, &server.key)
         .map_err(|e| problem("server.cert / server.key", e.to_string()))?;
     TrustStore::from_dir(&server.trust_roots)
         .map_err(|e| problem("server.trust_roots", e.to_string()))?;

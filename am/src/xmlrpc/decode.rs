@@ -6,7 +6,7 @@
 //! build the values. Line ends are normalised as an XML parser must
 //! (CR LF and CR become LF) before anything else.
 
-use super::{Call, Fault, Value, fault_code};
+use super::{Call, Reply, fault_code};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 use std::borrow::Cow;
@@ -174,7 +174,7 @@ impl DecodeError {
 
 /// Decodes a `methodResponse` (as the client reads answers): the value, or
 /// the fault the server sent.
-pub fn decode_response(body: &[u8], limit: usize) -> Result<Result<Value, Fault>, DecodeError> {
+pub fn decode_response(body: &[u8], limit: usize) -> Result<Reply, DecodeError> {
     let text = checked_text(body, limit)?;
     scan(&text, METHOD_RESPONSE)?;
     if let Ok(response) = dxr::MethodResponse::from_xml(&text) {

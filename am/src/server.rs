@@ -1,0 +1,209 @@
+//! The HTTPS server: actix-web with an OpenSSL acceptor (client
+//! certificates required, see [`tls`]), `POST /am/3` and `POST /am/2`
+//! decoded as XML-RPC and handed with the verified caller to a
+//! [`Dispatch`], keep-alive, a body limit, a `tracing` span per call, and
+//! graceful shutdown on SIGTERM/SIGINT.
+
+mod routes;
+pub mod tls;
+
+pub use tls::PeerIdentity;
+
+use crate::config::{ServerConfig, TlsFileError, TlsIdentity};
+use crate::xmlrpc::{Call, Reply};
+use actix_web::dev::ServerHandle;
+use actix_web::{App, HttpServer, web};
+use credentials::trust::{TrustLoadError, TrustStore, VerifiedChain};
+use std::future::Future;
+use std::net::{SocketAddr, TcpListener};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which AM API an endpoint serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiVersion {
+    /// AM API v2 (`/am/2`).
+    V2,
+    /// AM API v3 (`/am/3`).
+    V3,
+}
+
+impl ApiVersion {
+    /// The version number (`2` or `3`).
+    pub fn number(self) -> u32 {
+        match self {
+            ApiVersion::V2 => 2,
+            ApiVersion::V3 => 3,
+        }
+    }
+}
+
+/// A reply still being computed. Handlers run on the server's worker
+/// threads, so blocking work belongs in `actix_web::web::block`.
+pub type ReplyFuture = Pin<Box<dyn Future<Output = Reply>>>;
+
+/// What answers the calls the server receives.
+pub trait Dispatch: Send + Sync + 'static {
+    /// Answers `call`, made on the `version` endpoint by the client whose
+    /// certificate chain is `caller` (verified against the trust roots).
+    fn dispatch(&self, version: ApiVersion, caller: Arc<VerifiedChain>, call: Call) -> ReplyFuture;
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The server certificate or key cannot be used.
+    #[error("server.cert / server.key: {0}")]
+    Identity(#[from] TlsFileError),
+    /// The trust roots cannot be read.
+    #[error("server.trust_roots: {0}")]
+    Trust(#[from] TrustLoadError),
+    /// OpenSSL refused the TLS setup.
+    #[error("TLS setup failed: {0}")]
+    Tls(#[from] openssl::error::ErrorStack),
+    /// Binding or running failed.
+    #[error("server.listen {listen}: {source}")]
+    Io {
+        /// The configured address.
+        listen: String,
+        /// The operating system error.
+        source: std::io::Error,
+    },
+}
+
+/// A server running on a thread of its own (tests, tools).
+pub struct RunningServer {
+    /// The address it listens on (the real port when 0 was configured).
+    pub addr: SocketAddr,
+    handle: ServerHandle,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl RunningServer {
+    /// Stops accepting, lets calls in progress finish, and waits.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            actix_web::rt::System::new().block_on(self.handle.stop(true));
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Everything a server needs, checked: the listening socket, TLS, roots.
+struct Prepared {
+    listener: TcpListener,
+    tls: openssl::ssl::SslAcceptorBuilder,
+    trust: Arc<TrustStore>,
+    config: ServerConfig,
+}
+
+impl Prepared {
+    fn new(config: &ServerConfig, trust: Arc<TrustStore>) -> Result<Prepared, ServerError> {
+        let identity = TlsIdentity::load(&config.cert, &config.key)?;
+        let tls = tls::acceptor(&identity, &trust)?;
+        let listener = TcpListener::bind(&config.listen).map_err(|source| ServerError::Io {
+            listen: config.listen.clone(),
+            source,
+        })?;
+        Ok(Prepared {
+            listener,
+            tls,
+            trust,
+            config: config.clone(),
+        })
+    }
+
+    /// Builds the actix server (must run inside an actix system).
+    fn build(self, dispatch: Arc<dyn Dispatch>) -> std::io::Result<actix_web::dev::Server> {
+        let Prepared {
+            listener,
+            tls,
+            trust,
+            config,
+        } = self;
+        let state = web::Data::new(routes::State {
+            dispatch,
+            body_limit: config.body_limit,
+        });
+        let body_limit = config.body_limit;
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .app_data(state.clone())
+                .app_data(web::PayloadConfig::new(body_limit))
+                .configure(routes::configure)
+        })
+        .on_connect(move |connection, data| routes::on_connect(connection, data, &trust))
+        .keep_alive(Duration::from_secs(config.keep_alive_secs))
+        .shutdown_timeout(config.shutdown_timeout_secs);
+        if config.workers > 0 {
+            server = server.workers(config.workers);
+        }
+        Ok(server.listen_openssl(listener, tls)?.run())
+    }
+}
+
+/// Loads the trust roots named by the configuration.
+pub fn load_trust(config: &ServerConfig) -> Result<Arc<TrustStore>, ServerError> {
+    Ok(Arc::new(TrustStore::from_dir(&config.trust_roots)?))
+}
+
+/// Runs the server in the foreground until SIGTERM or SIGINT, then lets
+/// calls in progress finish (up to `shutdown_timeout_secs`) and returns.
+pub fn run(
+    config: &ServerConfig,
+    trust: Arc<TrustStore>,
+    dispatch: Arc<dyn Dispatch>,
+) -> Result<(), ServerError> {
+    let prepared = Prepared::new(config, trust)?;
+    let io = |source| ServerError::Io {
+        listen: config.listen.clone(),
+        source,
+    };
+    actix_web::rt::System::new()
+        .block_on(async move { prepared.build(dispatch)?.await })
+        .map_err(io)
+}
+
+/// Starts the server on a thread of its own and returns once it listens.
+pub fn spawn(
+    config: &ServerConfig,
+    trust: Arc<TrustStore>,
+    dispatch: Arc<dyn Dispatch>,
+) -> Result<RunningServer, ServerError> {
+    let prepared = Prepared::new(config, trust)?;
+    let io = |source| ServerError::Io {
+        listen: config.listen.clone(),
+        source,
+    };
+    let addr = prepared.listener.local_addr().map_err(io)?;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        actix_web::rt::System::new().block_on(async move {
+            let server = prepared.build(dispatch)?;
+            let _ = sender.send(server.handle());
+            server.await
+        })
+    });
+    let Ok(handle) = receiver.recv() else {
+        let error = thread.join().ok().and_then(Result::err);
+        return Err(io(error.unwrap_or_else(|| {
+            std::io::Error::other("the server thread stopped before listening")
+        })));
+    };
+    Ok(RunningServer {
+        addr,
+        handle,
+        thread: Some(thread),
+    })
+}

@@ -1,0 +1,179 @@
+//! Loading the configuration: the one `geni-am dev init` writes loads with
+//! paths resolved against its directory, and each kind of mistake stops
+//! the load with a message naming the file and the key.
+
+use am::cli::dev::pki::{InitOptions, init};
+use am::config::{Config, ConfigError};
+use std::path::Path;
+
+/// A development PKI and configuration in a fresh directory.
+fn dev_dir() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = init(&InitOptions {
+        dir: dir.path().to_owned(),
+        host: "localhost".into(),
+        port: 8443,
+        force: false,
+    })
+    .unwrap();
+    let text = std::fs::read_to_string(&pki.config).unwrap();
+    (dir, text)
+}
+
+/// Writes `text` as a configuration in `dir` and loads it.
+fn load(dir: &Path, text: &str) -> Result<Config, ConfigError> {
+    let path = dir.join("test.toml");
+    std::fs::write(&path, text).unwrap();
+    Config::load(&path)
+}
+
+#[test]
+fn the_dev_configuration_loads_with_paths_resolved_against_its_directory() {
+    let (dir, text) = dev_dir();
+    let config = load(dir.path(), &text).unwrap();
+    assert_eq!(config.server.cert, dir.path().join("am-cert.pem"));
+    assert_eq!(config.server.trust_roots, dir.path().join("trusted"));
+    assert_eq!(
+        config.store.url,
+        dir.path().join("geni-am.sqlite").display().to_string()
+    );
+    assert_eq!(config.server.body_limit, 16 << 20);
+    assert_eq!(config.server.api_url(2), "https://localhost:8443/am/2");
+    assert_eq!(
+        config.aggregate.urn,
+        "urn:publicid:IDN+geni-am.test+authority+am"
+    );
+}
+
+/// Each edit of the dev configuration and the words its refusal must contain.
+const MISTAKES: &[(&str, &str, &[&str])] = &[
+    (
+        "listen = \"127.0.0.1:8443\"",
+        "listen = \"localhost\"",
+        &["server.listen", "is not a socket address"],
+    ),
+    (
+        "public_url = \"https://localhost:8443\"",
+        "public_url = \"localhost:8443/am\"",
+        &["server.public_url", "not an absolute URL"],
+    ),
+    (
+        "public_url = \"https://localhost:8443\"",
+        "public_url = \"https:///x\"",
+        &["server.public_url", "names no host"],
+    ),
+    (
+        "cert = \"am-cert.pem\"",
+        "cert = \"missing.pem\"",
+        &["server.cert", "missing.pem", "No such file"],
+    ),
+    (
+        "key = \"am-key.pem\"",
+        "key = \"alice-key.pem\"",
+        &[
+            "server.cert / server.key",
+            "does not belong to the certificate",
+        ],
+    ),
+    (
+        "key = \"am-key.pem\"",
+        "key = \"am-cert.pem\"",
+        &["server.cert / server.key", "no PEM private key"],
+    ),
+    (
+        "trust_roots = \"trusted\"",
+        "trust_roots = \"nowhere\"",
+        &["server.trust_roots", "nowhere"],
+    ),
+    (
+        "urn = \"urn:publicid:IDN+geni-am.test+authority+am\"",
+        "urn = \"urn:publicid:IDN+geni-am.test\"",
+        &["aggregate.urn", "urn:publicid:IDN+geni-am.test"],
+    ),
+    (
+        "cm_urn = \"urn:publicid:IDN+geni-am.test+authority+cm\"",
+        "cm_urn = \"urn:publicid:IDN+other.test+authority+cm\"",
+        &["aggregate.cm_urn", "not in the aggregate's authority"],
+    ),
+    (
+        "cm_urn = \"urn:publicid:IDN+geni-am.test+authority+cm\"",
+        "cm_urn = \"urn:publicid:IDN+geni-am.test+node+cm\"",
+        &["aggregate.cm_urn", "must be an authority URN"],
+    ),
+    (
+        "url = \"geni-am.sqlite\"",
+        "url = \"no/such/dir/am.sqlite\"",
+        &["store.url", "does not exist"],
+    ),
+    (
+        "url = \"geni-am.sqlite\"",
+        "url = \"am.sqlite\"\npool_size = 0",
+        &["store.pool_size", "at least 1"],
+    ),
+    (
+        "max_vms = 4",
+        "max_vms = 0",
+        &["backend.sim.hosts[0].max_vms", "at least 1"],
+    ),
+    (
+        "kind = \"sim\"",
+        "kind = \"opennebula\"",
+        &["unknown variant `opennebula`", "backend.kind"],
+    ),
+    (
+        "[store]",
+        "[store]\nsize = 3",
+        &["unknown field `size`", "store"],
+    ),
+    (
+        "[aggregate]",
+        "[aggregate]\nmax_slivers_per_slice = 0",
+        &["aggregate.max_slivers_per_slice", "at least 1"],
+    ),
+    (
+        "[aggregate]",
+        "[aggregate]\ndefault_lease_secs = 100\nmax_lease_secs = 10",
+        &[
+            "aggregate.max_lease_secs",
+            "shorter than aggregate.default_lease_secs",
+        ],
+    ),
+    (
+        "[server]",
+        "[server]\nbody_limit = 0",
+        &["server.body_limit", "at least 1"],
+    ),
+];
+
+#[test]
+fn every_mistake_is_refused_naming_file_and_key() {
+    let (dir, text) = dev_dir();
+    for (from, to, words) in MISTAKES {
+        assert!(text.contains(from), "the dev configuration has no {from:?}");
+        let edited = text.replacen(from, to, 1);
+        let error = load(dir.path(), &edited).expect_err(to).to_string();
+        assert!(error.contains("test.toml"), "{to:?}: {error}");
+        for word in *words {
+            assert!(error.contains(word), "{to:?}: {error} (expected {word:?})");
+        }
+    }
+}
+
+#[test]
+fn a_missing_sim_section_or_file_is_named() {
+    let (dir, text) = dev_dir();
+    let without_sim = &text[..text.find("[backend.sim]").unwrap()];
+    let error = load(dir.path(), without_sim).unwrap_err().to_string();
+    assert!(
+        error.contains("backend.sim") && error.contains("needs a [backend.sim] section"),
+        "{error}"
+    );
+    let error = Config::load(&dir.path().join("absent.toml")).unwrap_err();
+    assert!(matches!(error, ConfigError::Read { .. }), "{error}");
+    assert!(error.to_string().contains("absent.toml"), "{error}");
+    let error = load(dir.path(), "[server\n").unwrap_err().to_string();
+    assert!(
+        error.contains("test.toml") && error.contains("line 1"),
+        "{error}"
+    );
+}
