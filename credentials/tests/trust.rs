@@ -139,6 +139,16 @@ fn corpus_refusals_are_precise() {
     let alice = corpus_certs("gcf-test-ca/alice-cert.pem");
     let expired = store.verify_chain(&alice, at(2017, 1, 1)).unwrap_err();
     assert!(matches!(expired, TrustError::Expired { .. }), "{expired}");
+    // The test root expires one second before alice: the root's own
+    // validity is checked, and the refusal names it.
+    let root_gone = Utc.with_ymd_and_hms(2016, 5, 18, 18, 47, 37).unwrap();
+    let err = store.verify_chain(&alice, root_gone).unwrap_err();
+    assert!(matches!(err, TrustError::Expired { depth: 1, .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("urn:publicid:IDN+geni:gpo:portal+authority+sa"),
+        "{err}"
+    );
     let early = store.verify_chain(&alice, at(2011, 1, 1)).unwrap_err();
     assert!(matches!(early, TrustError::NotYetValid { .. }), "{early}");
     assert_eq!(early.kind(), RefusalKind::CredentialInvalid);
