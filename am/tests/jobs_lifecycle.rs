@@ -1,16 +1,15 @@
 //! The jobs drive the simulated cloud through whole sliver lifecycles over
-//! a SQLite store: provision, start, restart, update users, stop; boot
-//! failures and refused creations end in `geni_failed` with the backend's
-//! message; transient errors are retried.
+//! a SQLite store, the slivers allocated, provisioned and acted on through
+//! the core: provision, start, restart, update users, stop; boot failures
+//! and refused creations end in `geni_failed` with the backend's message;
+//! transient errors are retried.
 
 mod jobs_support;
 
 use am::backend::Compute;
-use am::core::types::{OperationalState as Op, UserKeys};
-use am::store::jobs::JobKind;
-use am::store::slices;
+use am::core::types::{OperationalState as Op, Selector};
 use chrono::{TimeDelta, Utc};
-use jobs_support::{ALICE, Harness, SLICE, fast_jobs};
+use jobs_support::{ALICE, Harness, SLICE, alice, fast_jobs};
 
 fn provisioned(harness: &mut Harness) -> Vec<String> {
     let urns = harness.provision(Utc::now() + TimeDelta::days(5));
@@ -32,25 +31,30 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action() {
     assert_eq!(harness.cloud.vms_created(), 2);
 
     let urn = &urns[0];
-    harness.act(urn, JobKind::Start, Op::Configuring);
+    harness.act(urn, "geni_start", None);
     let ready = harness.wait_state(urn, Op::Ready);
     let notes = ready.annotations().unwrap();
     assert_eq!(notes.logins.len(), 1);
     assert_eq!(notes.logins[0].username, "alice");
     assert_eq!(Some(&notes.logins[0].hostname), notes.hostname.as_ref());
+    let hostname = notes.hostname.clone().unwrap();
+    let described = harness
+        .aggregate
+        .describe(&Selector::Slice(SLICE.into()))
+        .unwrap();
+    assert!(
+        described
+            .manifest
+            .contains(&format!("hostname=\"{hostname}\"")),
+        "the manifest shows the login: {}",
+        described.manifest
+    );
 
-    harness.act(urn, JobKind::Restart, Op::Configuring);
+    harness.act(urn, "geni_restart", None);
     harness.wait_state(urn, Op::Ready);
 
-    let new_keys = [UserKeys {
-        urn: ALICE.into(),
-        keys: vec!["ssh-rsa AAAAB3 alice@desktop".into()],
-    }];
-    harness
-        .store
-        .write(|conn| slices::upsert_users(conn, SLICE, &new_keys, Utc::now()))
-        .unwrap();
-    harness.act(urn, JobKind::UpdateUsers, Op::UpdatingUsers);
+    let new_keys = [alice(&["ssh-rsa AAAAB3 alice@desktop"])];
+    harness.act(urn, "geni_update_users", Some(&new_keys));
     harness.wait_state(urn, Op::Ready);
     let vm = am::backend::VmHandle(notes.backend_id.clone().unwrap());
     assert_eq!(
@@ -58,7 +62,7 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action() {
         vec!["ssh-rsa AAAAB3 alice@desktop"]
     );
 
-    harness.act(urn, JobKind::Stop, Op::Stopping);
+    harness.act(urn, "geni_stop", None);
     harness.wait_state(urn, Op::NotReady);
     let seen = harness.cloud.observe(&vm).unwrap();
     assert_eq!(seen.state, am::backend::VmState::Stopped);
@@ -74,7 +78,7 @@ fn a_failed_boot_fails_the_sliver_with_the_backend_message() {
     harness
         .cloud
         .fail_next_boot(urn, "the simulated guest kernel panicked");
-    harness.act(urn, JobKind::Start, Op::Configuring);
+    harness.act(urn, "geni_start", None);
     let failed = harness.wait_state(urn, Op::Failed);
     assert_eq!(failed.error, "the simulated guest kernel panicked");
     assert_eq!(

@@ -15,7 +15,8 @@ fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms() {
     let mut harness = Harness::new();
     let expires = Utc::now() + TimeDelta::seconds(3);
     let urns = harness.provision(expires);
-    let long_lived = harness.provision(Utc::now() + TimeDelta::days(1));
+    let other_slice = "urn:publicid:IDN+ch.geni.net:jobs+slice+other";
+    let long_lived = harness.provision_into(other_slice, Utc::now() + TimeDelta::days(1));
     harness.start(fast_jobs());
     for urn in &urns {
         let row = harness.wait_for(urn, "unallocated", |row| {

@@ -3,6 +3,7 @@
 //! the manifest annotations (host name, logins) built from an observation.
 
 use crate::backend::{VmObservation, VmState};
+use crate::core::login_name;
 use crate::core::types::{LoginEndpoint, OperationalState, SliverAnnotations, UserKeys};
 
 /// What a sliver in `current` becomes when its VM is seen `seen`: `None`
@@ -50,25 +51,6 @@ pub fn annotate(
             .collect();
     }
     annotations
-}
-
-/// The account name for a user URN: its name part (after `+user+`),
-/// lowercased, with anything but letters, digits, `_` and `-` replaced.
-pub fn login_name(user_urn: &str) -> String {
-    let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
-    let login: String = name
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | '0'..='9' | '_' | '-' => c,
-            'A'..='Z' => c.to_ascii_lowercase(),
-            _ => '_',
-        })
-        .collect();
-    if login.is_empty() {
-        "geni".to_owned()
-    } else {
-        login
-    }
 }
 
 /// The message a failed sliver carries for an observation.
@@ -135,7 +117,6 @@ mod tests {
         assert_eq!(annotations.hostname.as_deref(), Some("node-1.sim.test"));
         assert_eq!(annotations.logins[0].username, "alice_smith");
         assert_eq!(annotations.logins[0].port, 22);
-        assert_eq!(login_name(""), "geni");
     }
 
     #[test]

@@ -1,19 +1,21 @@
 //! Shared set-up of the jobs tests: a SQLite store in a temporary
-//! directory, the simulated cloud on the real clock with short delays, the
-//! background jobs started on both, and slivers from a corpus request
-//! provisioned the way the core does it (rows written, a provision job
-//! queued).
+//! directory, the simulated cloud on the real clock with short delays and
+//! the sliver type and image of a corpus request, the aggregate core on
+//! the store (components seeded from the cloud's inventory), and the
+//! background jobs on both. Slivers are allocated and provisioned, and
+//! actions performed, through the core as the API does.
 
 #![allow(dead_code)] // each test file uses a different part
 
+use am::backend::components::component_rows;
 use am::backend::sim::SimulatedCloud;
 use am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use am::backend::{Compute, VmSpec};
-use am::core::types::{AllocationState, OperationalState, UserKeys};
+use am::core::types::{OperationalState, Principal, Selector, UserKeys};
+use am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions};
 use am::jobs::{self, JobsConfig, JobsHandle};
-use am::store::jobs::{JobKind, enqueue};
-use am::store::slivers::{self, SliverRow};
-use am::store::{Store, slices};
+use am::store::Store;
+use am::store::slivers::SliverRow;
 use chrono::{DateTime, TimeDelta, Utc};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,12 +27,19 @@ pub const AUTHORITY: &str = "jobs.geni-am.test";
 pub const SLICE: &str = "urn:publicid:IDN+ch.geni.net:jobs+slice+demo";
 /// The user whose keys are installed.
 pub const ALICE: &str = "urn:publicid:IDN+ch.geni.net+user+alice";
-/// A corpus request with two nodes, `romeo` and `juliet`.
+/// A corpus request with two `emulab-xen` nodes, `romeo` and `juliet`,
+/// booting [`IMAGE`], on one link.
 pub const REQUEST: &str = "rspec/request/ffund-tcpip__two-hosts-one-segment.xml";
+/// The sliver type the corpus request names.
+pub const SLIVER_TYPE: &str = "emulab-xen";
+/// The disk image the corpus request names.
+pub const IMAGE: &str = "urn:publicid:IDN+emulab.net+image+emulab-ops:UBUNTU18-64-STD";
 
 /// A store, a simulated cloud and (once started) the jobs on them.
 pub struct Harness {
-    /// The store.
+    /// The aggregate core.
+    pub aggregate: Aggregate,
+    /// Its store.
     pub store: Store,
     /// The simulated cloud.
     pub cloud: Arc<SimulatedCloud>,
@@ -39,13 +48,13 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
-/// A VM specification for `tag` of the `small` type, with no users.
+/// A VM specification for `tag` of the corpus request's type, with no users.
 pub fn small_vm(tag: &str, host: Option<String>) -> VmSpec {
     VmSpec {
         tag: tag.to_owned(),
         name: "vm".into(),
         host,
-        sliver_type: "small".into(),
+        sliver_type: SLIVER_TYPE.into(),
         disk_image: None,
         users: Vec::new(),
         networks: Vec::new(),
@@ -82,8 +91,20 @@ impl Harness {
         config.stop_delay_ms = 100;
         let host = &mut config.hosts[0];
         (host.cpus, host.memory_mb, host.max_vms) = (8, 16384, 8);
+        let kind = &mut config.sliver_types[0];
+        kind.name = SLIVER_TYPE.into();
+        kind.disk_images[0].name = IMAGE.into();
         let cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
+        let rows = component_rows(&cloud.inventory().unwrap());
+        store.sync_components(&rows, Utc::now()).unwrap();
+        let identity = AggregateConfig {
+            authority: AUTHORITY.into(),
+            am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
+            cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
+            policy: Policy::default(),
+        };
         Harness {
+            aggregate: Aggregate::new(store.clone(), identity).unwrap(),
             store,
             cloud,
             jobs: None,
@@ -97,52 +118,36 @@ impl Harness {
         self.jobs = Some(jobs::start(self.store.clone(), backend, config).unwrap());
     }
 
-    /// Stores the corpus request and one provisioned sliver per node in
-    /// it, expiring at `expires`, with Alice's key, and queues their
-    /// provision jobs. Returns the sliver URNs.
+    /// Allocates the corpus request into [`SLICE`] and provisions its
+    /// slivers until `expires`, with Alice's key. Returns the sliver URNs.
     pub fn provision(&self, expires: DateTime<Utc>) -> Vec<String> {
-        let document = std::fs::read_to_string(corpus().join(REQUEST)).unwrap();
-        let now = Utc::now();
-        self.store
-            .write(|conn| {
-                slices::find_or_create(conn, SLICE, now + TimeDelta::days(30), now)?;
-                let request = slices::insert_request(conn, SLICE, &document, now)?;
-                let users = [UserKeys {
-                    urn: ALICE.into(),
-                    keys: vec!["ssh-ed25519 AAAAC3Nza alice@laptop".into()],
-                }];
-                slices::upsert_users(conn, SLICE, &users, now)?;
-                let mut urns = Vec::new();
-                for client_id in node_client_ids(&document) {
-                    let row = sliver_row(&client_id, &request, expires);
-                    slivers::insert(conn, &row)?;
-                    let payload = serde_json::json!({});
-                    enqueue(
-                        conn,
-                        JobKind::Provision,
-                        SLICE,
-                        Some(&row.urn),
-                        &payload,
-                        now,
-                    )?;
-                    urns.push(row.urn);
-                }
-                Ok::<_, am::store::StoreError>(urns)
-            })
-            .unwrap()
+        self.provision_into(SLICE, expires)
     }
 
-    /// Queues an operational action the way the core does: the sliver
-    /// moves to `immediate` at once and a job of `kind` is queued.
-    pub fn act(&self, urn: &str, kind: JobKind, immediate: OperationalState) {
-        let now = Utc::now();
-        assert!(
-            self.store
-                .set_operational_state(urn, immediate, now)
-                .unwrap()
-        );
-        self.store
-            .write(|conn| enqueue(conn, kind, SLICE, Some(urn), &serde_json::json!({}), now))
+    /// [`Harness::provision`] into another slice.
+    pub fn provision_into(&self, slice: &str, expires: DateTime<Utc>) -> Vec<String> {
+        let document = std::fs::read_to_string(corpus().join(REQUEST)).unwrap();
+        let allocation = self
+            .aggregate
+            .allocate(&principal(slice), slice, &document)
+            .unwrap();
+        let urns: Vec<String> = allocation.slivers.into_iter().map(|s| s.urn).collect();
+        let options = ProvisionOptions {
+            best_effort: false,
+            end_time: Some(expires),
+            users: vec![alice(&["ssh-ed25519 AAAAC3Nza alice@laptop"])],
+        };
+        self.aggregate
+            .provision(&principal(slice), &slivers(slice, &urns), &options)
+            .unwrap();
+        urns
+    }
+
+    /// Performs `action` (e.g. `geni_start`) on one sliver through the core.
+    pub fn act(&self, urn: &str, action: &str, users: Option<&[UserKeys]>) {
+        let selector = slivers(SLICE, &[urn.to_owned()]);
+        self.aggregate
+            .perform_action(&principal(SLICE), &selector, action, false, users)
             .unwrap();
     }
 
@@ -182,45 +187,27 @@ impl Harness {
     }
 }
 
-/// The `client_id`s of the `<node>` elements of a request.
-fn node_client_ids(document: &str) -> Vec<String> {
-    document
-        .split("<node ")
-        .skip(1)
-        .filter_map(|node| {
-            let start = node.find("client_id=\"")? + "client_id=\"".len();
-            let len = node[start..].find('"')?;
-            Some(node[start..start + len].to_owned())
-        })
-        .collect()
+/// Alice with `keys`.
+pub fn alice(keys: &[&str]) -> UserKeys {
+    UserKeys {
+        urn: ALICE.into(),
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+    }
 }
 
-fn sliver_row(client_id: &str, request: &str, expires: DateTime<Utc>) -> SliverRow {
-    let urn = format!(
-        "urn:publicid:IDN+{AUTHORITY}+sliver+{}",
-        uuid::Uuid::new_v4().simple()
-    );
-    let mut row = SliverRow {
-        urn,
-        slice_urn: SLICE.into(),
-        request_id: request.into(),
-        client_id: client_id.into(),
-        component_id: format!("urn:publicid:IDN+{AUTHORITY}+node+host1"),
-        sliver_type: "small".into(),
-        disk_image: None,
-        cpus: 1,
-        memory_mb: 1024,
-        exclusive: false,
-        allocation_state: String::new(),
-        operational_state: String::new(),
-        expires_at: expires.timestamp(),
-        error: String::new(),
-        annotations: "{}".into(),
-        created_at: Utc::now().timestamp(),
-    };
-    row.set_states(
-        AllocationState::Provisioned,
-        OperationalState::PendingAllocation,
-    );
-    row
+/// Alice, acting on `slice` with a credential valid for 30 days.
+fn principal(slice: &str) -> Principal {
+    Principal {
+        caller_urn: ALICE.into(),
+        speaking_for: None,
+        slice_urn: Some(slice.into()),
+        credential_expires: Utc::now() + TimeDelta::days(30),
+    }
+}
+
+fn slivers(slice: &str, urns: &[String]) -> Selector {
+    Selector::Slivers {
+        slice_urn: slice.into(),
+        urns: urns.to_vec(),
+    }
 }
