@@ -2,20 +2,25 @@
 //! paths resolved against its directory, and each kind of mistake stops
 //! the load with a message naming the file and the key.
 
-use am::cli::dev::pki::{InitOptions, init};
+use am::cli::dev::pki::{DevPki, InitOptions, init};
 use am::config::{Config, ConfigError};
 use std::path::Path;
+
+/// `dev init` for `host:port` into `dir`.
+fn dev_init(dir: &Path, host: &str, port: u16) -> DevPki {
+    init(&InitOptions {
+        dir: dir.to_owned(),
+        host: host.into(),
+        port,
+        force: false,
+    })
+    .unwrap()
+}
 
 /// A development PKI and configuration in a fresh directory.
 fn dev_dir() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let pki = init(&InitOptions {
-        dir: dir.path().to_owned(),
-        host: "localhost".into(),
-        port: 8443,
-        force: false,
-    })
-    .unwrap();
+    let pki = dev_init(dir.path(), "localhost", 8443);
     let text = std::fs::read_to_string(&pki.config).unwrap();
     (dir, text)
 }
@@ -176,4 +181,39 @@ fn a_missing_sim_section_or_file_is_named() {
         error.contains("test.toml") && error.contains("line 1"),
         "{error}"
     );
+}
+
+#[test]
+fn the_dev_credentials_authorise_alice_on_the_demo_slice_and_herself() {
+    use credentials::sfa::{Request, verify};
+    use credentials::trust::TrustStore;
+    use credentials::urn::Urn;
+    let dir = tempfile::tempdir().unwrap();
+    let pki = dev_init(dir.path(), "am.example.org", 443);
+    assert_eq!(pki.url, "https://am.example.org:443/am/3");
+    let trust = TrustStore::from_dir(&pki.trust_roots).unwrap();
+    let alice = Urn::parse("urn:publicid:IDN+geni-am.test+user+alice").unwrap();
+    let slice = Urn::parse(&pki.slice_urn).unwrap();
+    for (file, target, operation) in [
+        (&pki.slice_credential, &slice, "createsliver"),
+        (&pki.user_credential, &alice, "resolve"),
+    ] {
+        let request = Request {
+            caller: &alice,
+            target: Some(target),
+            operation: Some(operation),
+            at: chrono::Utc::now() + chrono::Duration::days(30),
+        };
+        let xml = std::fs::read(file).unwrap();
+        let verified =
+            verify(&xml, &trust, &request).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(&verified.target, target);
+    }
+    let config = std::fs::read_to_string(&pki.config).unwrap();
+    assert!(config.contains("listen = \"0.0.0.0:443\""), "{config}");
+    let server = credentials::cert::GeniCert::from_pem(
+        &std::fs::read(dir.path().join("am-cert.pem")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(server.dns_names(), ["am.example.org", "localhost"]);
 }
