@@ -116,6 +116,7 @@ fn annotate(
             sliver_id: row.urn.clone(),
             component_id: Some(row.component_id.clone()),
             component_name: names.get(&row.component_id).cloned(),
+            exclusive: Some(row.exclusive),
             ..NodeAnnotation::default()
         };
         if provisioned {

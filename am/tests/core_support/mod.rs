@@ -176,3 +176,89 @@ pub fn request(client_ids: &[&str], sliver_type: &str) -> String {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"http://www.geni.net/resources/rspec/3 http://www.geni.net/resources/rspec/3/request.xsd\" type=\"request\">\n{nodes}</rspec>\n"
     )
 }
+
+/// A PostgreSQL database created for one test and dropped afterwards.
+pub struct PgDatabase {
+    admin_url: String,
+    name: String,
+    /// URL of the fresh database.
+    pub url: String,
+}
+
+impl PgDatabase {
+    /// A fresh database on the server of `DATABASE_URL`, or None (with a
+    /// loud notice) when it is unset; with `GENI_AM_REQUIRE_PG=1` an unset
+    /// `DATABASE_URL` fails the test instead.
+    pub fn create(test: &str) -> Option<PgDatabase> {
+        use diesel::{Connection, RunQueryDsl};
+        let Ok(admin_url) = std::env::var("DATABASE_URL") else {
+            let required = std::env::var("GENI_AM_REQUIRE_PG").is_ok_and(|v| v == "1");
+            eprintln!(
+                "\n*** {test}: DATABASE_URL is not set: the PostgreSQL half of this test did NOT run ***\n"
+            );
+            assert!(
+                !required,
+                "GENI_AM_REQUIRE_PG=1 but DATABASE_URL is not set"
+            );
+            return None;
+        };
+        let name = format!("geni_am_test_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = diesel::PgConnection::establish(&admin_url).expect("DATABASE_URL connects");
+        diesel::sql_query(format!("CREATE DATABASE {name}"))
+            .execute(&mut admin)
+            .expect("test database created");
+        let url = with_database(&admin_url, &name);
+        Some(PgDatabase {
+            admin_url,
+            name,
+            url,
+        })
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        use diesel::{Connection, RunQueryDsl};
+        if let Ok(mut admin) = diesel::PgConnection::establish(&self.admin_url) {
+            let _ = diesel::sql_query(format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
+            .execute(&mut admin);
+        }
+    }
+}
+
+/// `url` with its database name replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let scheme_end = url.find("://").map_or(0, |i| i + 3);
+    let (base, query) = match url.find('?') {
+        Some(q) => (&url[..q], &url[q..]),
+        None => (url, ""),
+    };
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    format!("{}/{name}{query}", &base[..host_end])
+}
+
+/// An aggregate on a fresh PostgreSQL database (kept alive by the
+/// returned guard), or None when PostgreSQL is not configured.
+pub fn pg_fixture_with(
+    test: &str,
+    inventory: &[ComponentRow],
+) -> Option<(PgDatabase, Aggregate, TestClock)> {
+    let db = PgDatabase::create(test)?;
+    let clock = TestClock::new();
+    let am = open(&db.url, inventory, &clock);
+    Some((db, am, clock))
+}
+
+/// Another aggregate on the store at `url` (as a second AM process would
+/// open it), without touching the inventory.
+pub fn attach(url: &str, clock: &TestClock) -> Aggregate {
+    let c = clock.clone();
+    Aggregate::new(Store::open(url, 2).expect("store opens"), config())
+        .expect("aggregate")
+        .with_clock(Arc::new(move || c.now()))
+}
