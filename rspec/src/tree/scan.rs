@@ -57,6 +57,18 @@ fn is_name_char(c: char) -> bool {
             '-' | '.' | '0'..='9' | '\u{B7}' | '\u{300}'..='\u{36F}' | '\u{203F}'..='\u{2040}')
 }
 
+/// [`is_name_char`] for ASCII, as a table for the hot loop.
+const ASCII_NAME_CHAR: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        table[b] =
+            matches!(b as u8, b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b':' | b'-' | b'.');
+        b += 1;
+    }
+    table
+};
+
 /// The character at `at` (the source is valid UTF-8) and its length.
 fn char_at(src: &[u8], at: usize) -> Option<(char, usize)> {
     let b = *src.get(at)?;
@@ -105,6 +117,11 @@ pub(crate) fn scan_qname(
     let mut end = start + first_len;
     let mut colon = 0;
     while end < limit {
+        let b = src[end];
+        if b < 0x80 && ASCII_NAME_CHAR[b as usize] && b != b':' {
+            end += 1;
+            continue;
+        }
         let Some((c, len)) = char_at(src, end).filter(|&(c, _)| is_name_char(c)) else {
             break;
         };
