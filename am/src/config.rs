@@ -6,7 +6,8 @@
 //!
 //! Sections: `[server]` (listening, TLS files, trust roots, limits),
 //! `[aggregate]` (identity and lease policy), `[store]` (SQLite file or
-//! PostgreSQL URL), `[backend]` (`kind` and the `[backend.sim]` simulated cloud).
+//! PostgreSQL URL), `[backend]` (`kind` and the `[backend.sim]` simulated
+//! cloud), `[jobs]` (background workers, owned by `jobs::config`).
 
 mod syntax;
 mod tls;
@@ -15,6 +16,9 @@ mod validate;
 pub use tls::{TlsFileError, TlsIdentity};
 
 use crate::backend::sim::config::SimConfig;
+use crate::core::Policy;
+use crate::jobs::JobsConfig;
+use chrono::TimeDelta;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -34,6 +38,9 @@ pub struct Config {
     pub store: StoreConfig,
     /// `[backend]`: the cloud behind the aggregate.
     pub backend: BackendConfig,
+    /// `[jobs]`: the background workers (every key has a default).
+    #[serde(default)]
+    pub jobs: JobsConfig,
 }
 
 /// The `[server]` section.
@@ -215,6 +222,29 @@ impl ServerConfig {
     /// The absolute URL of the AM API `version` endpoint (`…/am/3`).
     pub fn api_url(&self, version: u32) -> String {
         format!("{}/am/{version}", self.public_url.trim_end_matches('/'))
+    }
+}
+
+impl AggregateConfig {
+    /// The identity and policy in the form `core::Aggregate` takes.
+    pub fn to_core(&self) -> crate::core::AggregateConfig {
+        let seconds = |secs: u64| {
+            i64::try_from(secs)
+                .ok()
+                .and_then(TimeDelta::try_seconds)
+                .unwrap_or(TimeDelta::MAX)
+        };
+        crate::core::AggregateConfig {
+            authority: self.authority.clone(),
+            am_urn: self.urn.clone(),
+            cm_urn: self.cm_urn.clone(),
+            policy: Policy {
+                allocation_timeout: seconds(self.allocation_timeout_secs),
+                default_lease: seconds(self.default_lease_secs),
+                max_lease: seconds(self.max_lease_secs),
+                max_slivers_per_slice: self.max_slivers_per_slice as usize,
+            },
+        }
     }
 }
 

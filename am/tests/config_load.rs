@@ -48,6 +48,14 @@ fn the_dev_configuration_loads_with_paths_resolved_against_its_directory() {
         config.aggregate.urn,
         "urn:publicid:IDN+geni-am.test+authority+am"
     );
+    let core = config.aggregate.to_core();
+    assert_eq!(core.am_urn, config.aggregate.urn);
+    assert_eq!(
+        core.policy.allocation_timeout,
+        chrono::TimeDelta::minutes(10)
+    );
+    assert_eq!(core.policy.max_lease, chrono::TimeDelta::days(30));
+    assert_eq!(config.jobs, am::jobs::JobsConfig::default());
 }
 
 /// Each edit of the dev configuration and the words its refusal must contain.

@@ -12,6 +12,9 @@ use std::path::Path;
 /// A problem: the dotted key and what is wrong with its value.
 type Problem = (String, String);
 
+/// Longest duration accepted for a lease or timeout (10 years).
+const MAX_DURATION_SECS: u64 = 10 * 365 * 86_400;
+
 /// Largest body limit accepted (1 GiB): beyond that a typo is likelier than intent.
 const MAX_BODY_LIMIT: usize = 1 << 30;
 
@@ -32,7 +35,10 @@ impl Config {
         validate_server(&self.server)?;
         self.validate_aggregate()?;
         self.validate_store()?;
-        self.validate_backend()
+        self.validate_backend()?;
+        self.jobs
+            .validate()
+            .map_err(|e| (format!("jobs.{}", e.key), "must be at least 1".to_owned()))
     }
 
     fn validate_aggregate(&self) -> Result<(), Problem> {
@@ -66,11 +72,22 @@ impl Config {
                 ));
             }
         }
-        at_least_one(
-            "aggregate.allocation_timeout_secs",
-            aggregate.allocation_timeout_secs,
-        )?;
-        at_least_one("aggregate.default_lease_secs", aggregate.default_lease_secs)?;
+        for (key, secs) in [
+            (
+                "aggregate.allocation_timeout_secs",
+                aggregate.allocation_timeout_secs,
+            ),
+            ("aggregate.default_lease_secs", aggregate.default_lease_secs),
+            ("aggregate.max_lease_secs", aggregate.max_lease_secs),
+        ] {
+            at_least_one(key, secs)?;
+            if secs > MAX_DURATION_SECS {
+                return Err(problem(
+                    key,
+                    format!("{secs} seconds is more than the 10 years allowed"),
+                ));
+            }
+        }
         at_least_one(
             "aggregate.max_slivers_per_slice",
             u64::from(aggregate.max_slivers_per_slice),
