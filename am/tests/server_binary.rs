@@ -58,6 +58,30 @@ fn serve(config: &Path, port: u16) -> Serving {
     Serving(child)
 }
 
+/// Calls GetVersion twice with Python's `xmlrpc.client` over TLS (client
+/// certificate, server verified against the dev CA, host name checked) and
+/// prints `geni_api` and the v3 URL.
+fn python_getversion(dir: &Path, url: &str) -> String {
+    let script = r#"
+import ssl, sys, xmlrpc.client
+d, url = sys.argv[1], sys.argv[2]
+ctx = ssl.create_default_context(cafile=d + "/ca-cert.pem")
+ctx.load_cert_chain(d + "/alice-cert.pem", d + "/alice-key.pem")
+proxy = xmlrpc.client.ServerProxy(url, context=ctx)
+proxy.GetVersion()
+reply = proxy.GetVersion({"geni_extra": True})
+sys.stdout.write("%d %s" % (reply["geni_api"], reply["value"]["geni_api_versions"]["3"]))
+"#;
+    let output = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .arg(url)
+        .output()
+        .expect("python3 runs (it is needed for the interop suites)");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[test]
 fn dev_init_then_serve_answers_getversion_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
@@ -91,6 +115,9 @@ fn dev_init_then_serve_answers_getversion_and_stops_on_sigterm() {
         member(versions, "2").and_then(as_str),
         Some(format!("https://localhost:{port}/am/2").as_str())
     );
+
+    let python = python_getversion(dir.path(), &url);
+    assert_eq!(python, format!("3 {url}"));
 
     let pid = serving.0.id().to_string();
     assert!(

@@ -297,3 +297,67 @@ fn faults_and_calls_round_trip_through_the_client_side() {
         }
     );
 }
+
+/// A body written by Python's own `xmlrpc.client.dumps` (the library omni,
+/// geni-lib and gcf use), carrying a real credential, a datetime, bytes,
+/// `None`, a big integer as a string and nested structs.
+fn python_dumps(credential_path: &std::path::Path) -> String {
+    let script = r#"
+import sys, datetime, xmlrpc.client
+cred = open(sys.argv[1], encoding="utf-8", newline="").read()
+params = (
+    [{"geni_type": "geni_sfa", "geni_version": "3", "geni_value": cred}],
+    {"geni_rspec_version": {"type": "GENI", "version": "3"},
+     "geni_available": True, "geni_compressed": False,
+     "geni_end_time": datetime.datetime(2024, 5, 1, 12, 0, 0),
+     "blob": xmlrpc.client.Binary(b"\x00\x01\x02"),
+     "nothing": None, "count": 7, "ratio": 0.5},
+)
+sys.stdout.write(xmlrpc.client.dumps(params, "ListResources", allow_none=True))
+"#;
+    let output = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(credential_path)
+        .output()
+        .expect("python3 runs (it is needed for the interop suites)");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_call_written_by_python_xmlrpc_client_decodes_exactly() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus/creds/credentials/felix__alice-cred.xml");
+    let body = python_dumps(&path);
+    let call = decode_call(body.as_bytes(), LIMIT).unwrap();
+    assert_eq!(call.method, "ListResources");
+    let Value::Array(creds) = &call.params[0] else {
+        panic!("{:?}", call.params[0]);
+    };
+    let credential = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        member(&creds[0], "geni_value").and_then(as_str),
+        Some(credential.as_str())
+    );
+    let options = &call.params[1];
+    assert_eq!(
+        member(options, "geni_available").and_then(as_bool),
+        Some(true)
+    );
+    assert_eq!(
+        member(options, "geni_compressed").and_then(as_bool),
+        Some(false)
+    );
+    assert_eq!(member(options, "count"), Some(&Value::Integer(7)));
+    assert_eq!(member(options, "ratio"), Some(&Value::Double(0.5)));
+    assert_eq!(member(options, "blob"), Some(&Value::Base64(vec![0, 1, 2])));
+    assert_eq!(member(options, "nothing"), Some(&Value::Nil));
+    let end = member(options, "geni_end_time").and_then(am::xmlrpc::as_xmlrpc_datetime);
+    assert_eq!(
+        end.map(|t| t.to_rfc3339()),
+        Some("2024-05-01T12:00:00+00:00".into())
+    );
+    let version = member(options, "geni_rspec_version").unwrap();
+    assert_eq!(member(version, "version").and_then(as_str), Some("3"));
+}
