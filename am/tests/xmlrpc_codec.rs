@@ -82,6 +82,18 @@ fn python_style_call_with_real_credential_and_rspec_decodes_exactly() {
     ));
 }
 
+/// `geni_available` is true and `geni_compressed` false, however typed.
+fn assert_listresources_flags(options: &Value) {
+    assert_eq!(
+        member(options, "geni_available").and_then(as_bool),
+        Some(true)
+    );
+    assert_eq!(
+        member(options, "geni_compressed").and_then(as_bool),
+        Some(false)
+    );
+}
+
 #[test]
 fn java_style_call_with_untyped_values_and_crlf_decodes() {
     let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n<methodCall><methodName>ListResources</methodName>\
@@ -97,14 +109,7 @@ fn java_style_call_with_untyped_values_and_crlf_decodes() {
         Value::Array(vec![Value::String("cred&text\nline two".into())])
     );
     let options = &call.params[1];
-    assert_eq!(
-        member(options, "geni_available").and_then(as_bool),
-        Some(true)
-    );
-    assert_eq!(
-        member(options, "geni_compressed").and_then(as_bool),
-        Some(false)
-    );
+    assert_listresources_flags(options);
     assert_eq!(member(options, "big"), Some(&Value::Long(8_589_934_592)));
     assert_eq!(
         member(options, "empty"),
@@ -341,14 +346,7 @@ fn a_call_written_by_python_xmlrpc_client_decodes_exactly() {
         Some(credential.as_str())
     );
     let options = &call.params[1];
-    assert_eq!(
-        member(options, "geni_available").and_then(as_bool),
-        Some(true)
-    );
-    assert_eq!(
-        member(options, "geni_compressed").and_then(as_bool),
-        Some(false)
-    );
+    assert_listresources_flags(options);
     assert_eq!(member(options, "count"), Some(&Value::Integer(7)));
     assert_eq!(member(options, "ratio"), Some(&Value::Double(0.5)));
     assert_eq!(member(options, "blob"), Some(&Value::Base64(vec![0, 1, 2])));
