@@ -324,16 +324,25 @@ proptest! {
 
     #[test]
     fn documents_built_by_edits_reparse_with_their_namespaces(
-        ops in prop::collection::vec((0..8usize, 0..URIS.len(), 0..PREFIXES.len(), name(), chars()), 1..30)
+        ops in prop::collection::vec(
+            (0..10usize, any::<prop::sample::Index>(), 0..URIS.len(), 0..PREFIXES.len(), name(), chars()),
+            1..30,
+        )
     ) {
         let mut doc = Document::parse(b"<rspec xmlns=\"http://www.geni.net/resources/rspec/3\">\n  <node/>\n</rspec>").unwrap();
         let mut elements = vec![doc.root()];
-        for (pick, uri, prefix, local, value) in ops {
-            let target = elements[pick % elements.len()];
-            match pick % 4 {
-                0 | 1 => elements.push(doc.append_element(target, URIS[uri], PREFIXES[prefix], &local)),
-                2 => doc.set_attribute_ns(target, URIS[uri], PREFIXES[prefix], &local, &value),
-                _ => doc.set_attribute(target, &local, &value),
+        for (op, target, uri, prefix, local, value) in ops {
+            let target = *target.get(&elements);
+            let (uri, prefix) = (URIS[uri], PREFIXES[prefix]);
+            match op {
+                0..=2 => elements.push(doc.append_element(target, uri, prefix, &local)),
+                3 => elements.push(doc.insert_element_before(target, uri, prefix, &local)),
+                4 => doc.set_attribute_ns(target, uri, prefix, &local, &value),
+                5 => doc.set_attribute(target, &local, &value),
+                6 => drop(doc.remove_attribute(target, &local)),
+                7 => doc.append_text(target, &value),
+                8 => doc.set_text(target, &value),
+                _ => doc.remove(target),
             }
         }
         let out = doc.to_bytes();
