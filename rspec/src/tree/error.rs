@@ -140,19 +140,29 @@ pub enum ParseError {
 impl ParseError {
     /// The 1-based line of the error (1 for errors about the whole input).
     pub fn line(&self) -> u32 {
+        self.located().0
+    }
+
+    /// The 1-based column (in characters) of the error, where one is known.
+    pub fn column(&self) -> Option<u32> {
+        self.located().1
+    }
+
+    /// Line and column of the error.
+    fn located(&self) -> (u32, Option<u32>) {
         match self {
-            Self::TooLarge { .. } => 1,
-            Self::Encoding { line, .. }
-            | Self::Doctype { line, .. }
-            | Self::UnknownEntity { line, .. }
-            | Self::MismatchedTag { line, .. }
-            | Self::Unclosed { line, .. }
-            | Self::DuplicateAttribute { line, .. }
-            | Self::UndeclaredPrefix { line, .. }
-            | Self::OutsideRoot { line, .. }
+            Self::TooLarge { .. } => (1, None),
+            Self::Encoding { line, column, .. }
+            | Self::Doctype { line, column }
+            | Self::UnknownEntity { line, column, .. }
+            | Self::MismatchedTag { line, column, .. }
+            | Self::DuplicateAttribute { line, column, .. }
+            | Self::UndeclaredPrefix { line, column, .. }
+            | Self::OutsideRoot { line, column, .. }
+            | Self::Syntax { line, column, .. } => (*line, Some(*column)),
+            Self::Unclosed { line, .. }
             | Self::NoRoot { line }
-            | Self::LimitExceeded { line, .. }
-            | Self::Syntax { line, .. } => *line,
+            | Self::LimitExceeded { line, .. } => (*line, None),
         }
     }
 }

@@ -147,6 +147,7 @@ fn refuses_undeclared_prefixes_on_elements_and_attributes() {
         matches!(&err, ParseError::UndeclaredPrefix { line: 2, prefix, .. } if prefix == "e"),
         "{err}"
     );
+    assert_eq!(err.column(), Some(3));
     let err = parse_err("<r e:a='1'/>");
     assert!(matches!(err, ParseError::UndeclaredPrefix { .. }), "{err}");
     assert!(Document::parse(b"<r xml:lang='en'/>").is_ok());
