@@ -13,7 +13,30 @@
 pub mod components;
 pub mod sim;
 
+use crate::config::{BackendConfig, BackendKind};
+use std::sync::Arc;
 use thiserror::Error;
+
+/// The backend the `[backend]` section names, with host URNs under
+/// `authority`. The configuration is expected to be validated; a missing
+/// or invalid `[backend.sim]` is still reported with its key.
+pub fn from_config(
+    config: &BackendConfig,
+    authority: &str,
+) -> Result<Arc<dyn Compute>, sim::config::SimConfigError> {
+    match config.kind {
+        BackendKind::Sim => {
+            let section = config
+                .sim
+                .as_ref()
+                .ok_or_else(|| sim::config::SimConfigError {
+                    key: "backend.sim".into(),
+                    problem: "kind = \"sim\" needs a [backend.sim] section".into(),
+                })?;
+            Ok(Arc::new(sim::SimulatedCloud::new(section, authority)?))
+        }
+    }
+}
 
 pub use crate::core::types::UserKeys;
 
@@ -260,6 +283,21 @@ pub trait Compute: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_configured_backend_is_built() {
+        let sim = toml::from_str(sim::config::SAMPLE_SECTION).unwrap();
+        let mut config = BackendConfig {
+            kind: BackendKind::Sim,
+            sim: Some(sim),
+        };
+        let backend = from_config(&config, "am.example").unwrap();
+        assert_eq!(backend.name(), "simulated cloud");
+        assert_eq!(backend.inventory().unwrap().hosts.len(), 2);
+        config.sim = None;
+        let err = from_config(&config, "am.example").err().unwrap();
+        assert_eq!(err.key, "backend.sim");
+    }
 
     #[test]
     fn errors_are_classified_for_retries() {
