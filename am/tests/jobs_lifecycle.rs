@@ -4,7 +4,15 @@
 //! and refused creations end in `geni_failed` with the backend's message;
 //! transient errors are retried.
 
+mod core_support;
 mod jobs_support;
+
+on_both_stores!(
+    slivers_go_from_provisioned_to_ready_and_back_through_every_action,
+    a_failed_boot_fails_the_sliver_with_the_backend_message,
+    a_refused_creation_fails_the_sliver_without_retrying,
+    transient_backend_errors_are_retried_until_the_vm_exists,
+);
 
 use am::backend::Compute;
 use am::core::types::{OperationalState as Op, Selector};
@@ -17,9 +25,7 @@ fn provisioned(harness: &mut Harness) -> Vec<String> {
     urns
 }
 
-#[test]
-fn slivers_go_from_provisioned_to_ready_and_back_through_every_action() {
-    let mut harness = Harness::new();
+fn slivers_go_from_provisioned_to_ready_and_back_through_every_action(mut harness: Harness) {
     let urns = provisioned(&mut harness);
     assert_eq!(urns.len(), 2, "the corpus request has two nodes");
     for urn in &urns {
@@ -69,9 +75,7 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action() {
     assert_eq!(harness.cloud.vms_created(), 2, "no VM was created twice");
 }
 
-#[test]
-fn a_failed_boot_fails_the_sliver_with_the_backend_message() {
-    let mut harness = Harness::new();
+fn a_failed_boot_fails_the_sliver_with_the_backend_message(mut harness: Harness) {
     let urns = provisioned(&mut harness);
     let urn = &urns[1];
     harness.wait_state(urn, Op::NotReady);
@@ -88,9 +92,7 @@ fn a_failed_boot_fails_the_sliver_with_the_backend_message() {
     );
 }
 
-#[test]
-fn a_refused_creation_fails_the_sliver_without_retrying() {
-    let mut harness = Harness::new();
+fn a_refused_creation_fails_the_sliver_without_retrying(mut harness: Harness) {
     let urns = harness.provision(Utc::now() + TimeDelta::days(5));
     let mut row = harness.store.sliver(&urns[0]).unwrap().unwrap();
     row.sliver_type = "gpu-monster".into();
@@ -108,9 +110,7 @@ fn a_refused_creation_fails_the_sliver_without_retrying() {
     assert_eq!((jobs[0].state.as_str(), jobs[0].attempts), ("failed", 1));
 }
 
-#[test]
-fn transient_backend_errors_are_retried_until_the_vm_exists() {
-    let mut harness = Harness::new();
+fn transient_backend_errors_are_retried_until_the_vm_exists(mut harness: Harness) {
     harness.cloud.fail_next_calls(3);
     let urns = provisioned(&mut harness);
     for urn in &urns {

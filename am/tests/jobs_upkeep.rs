@@ -3,16 +3,21 @@
 //! destroys VMs no sliver owns and fails slivers whose VM vanished; a job
 //! left by a crashed worker is claimed again and creates no second VM.
 
+mod core_support;
 mod jobs_support;
+
+on_both_stores!(
+    the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms,
+    the_reconciler_destroys_orphans_and_fails_slivers_whose_vm_vanished,
+    a_job_of_a_crashed_worker_is_claimed_again_without_a_second_vm,
+);
 
 use am::backend::Compute;
 use am::core::types::OperationalState as Op;
 use chrono::{TimeDelta, Utc};
 use jobs_support::{AUTHORITY, Harness, fast_jobs, small_vm};
 
-#[test]
-fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms() {
-    let mut harness = Harness::new();
+fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms(mut harness: Harness) {
     let expires = Utc::now() + TimeDelta::seconds(3);
     let urns = harness.provision(expires);
     let other_slice = "urn:publicid:IDN+ch.geni.net:jobs+slice+other";
@@ -48,9 +53,7 @@ fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms() {
     }
 }
 
-#[test]
-fn the_reconciler_destroys_orphans_and_fails_slivers_whose_vm_vanished() {
-    let mut harness = Harness::new();
+fn the_reconciler_destroys_orphans_and_fails_slivers_whose_vm_vanished(mut harness: Harness) {
     let urns = harness.provision(Utc::now() + TimeDelta::days(1));
     let orphan_tag = format!("urn:publicid:IDN+{AUTHORITY}+sliver+left-by-a-crash");
     let orphan = harness
@@ -83,9 +86,7 @@ fn the_reconciler_destroys_orphans_and_fails_slivers_whose_vm_vanished() {
     );
 }
 
-#[test]
-fn a_job_of_a_crashed_worker_is_claimed_again_without_a_second_vm() {
-    let mut harness = Harness::new();
+fn a_job_of_a_crashed_worker_is_claimed_again_without_a_second_vm(mut harness: Harness) {
     let urns = harness.provision(Utc::now() + TimeDelta::days(1));
     // A worker claims the first job, creates the VM and dies before
     // recording anything.
@@ -110,6 +111,7 @@ fn a_job_of_a_crashed_worker_is_claimed_again_without_a_second_vm() {
     let row = harness.store.sliver(&sliver.urn).unwrap().unwrap();
     assert_eq!(row.annotations().unwrap().backend_id, Some(first.0));
     let jobs = harness.store.jobs_of_sliver(&sliver.urn).unwrap();
-    assert_eq!((jobs[0].state.as_str(), jobs[0].attempts), ("done", 2));
+    assert_eq!(jobs[0].state, "done");
+    assert!(jobs[0].attempts >= 2, "the job was claimed again");
     assert_eq!(harness.cloud.vms_created(), 2, "one VM per sliver");
 }

@@ -1,5 +1,6 @@
-//! Shared set-up of the jobs tests: a SQLite store in a temporary
-//! directory, the simulated cloud on the real clock with short delays and
+//! Shared set-up of the jobs tests: a store (a SQLite file in a temporary
+//! directory, or a fresh PostgreSQL database when `DATABASE_URL` is set),
+//! the simulated cloud on the real clock with short delays and
 //! the sliver type and image of a corpus request, the aggregate core on
 //! the store (components seeded from the cloud's inventory), and the
 //! background jobs on both. Slivers are allocated and provisioned, and
@@ -45,7 +46,30 @@ pub struct Harness {
     pub cloud: Arc<SimulatedCloud>,
     /// The running jobs.
     pub jobs: Option<JobsHandle>,
+    _database: Option<crate::core_support::PgDatabase>,
     _dir: tempfile::TempDir,
+}
+
+/// Defines, for each function `name(Harness)` listed, the tests
+/// `name::sqlite` and `name::postgres` (which runs when `DATABASE_URL` is
+/// set, see `core_support::PgDatabase`).
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name($crate::jobs_support::Harness::sqlite());
+            }
+
+            #[test]
+            fn postgres() {
+                if let Some(harness) = $crate::jobs_support::Harness::postgres(stringify!($name)) {
+                    super::$name(harness);
+                }
+            }
+        }
+    )*};
 }
 
 /// A VM specification for `tag` of the corpus request's type, with no users.
@@ -61,11 +85,12 @@ pub fn small_vm(tag: &str, host: Option<String>) -> VmSpec {
     }
 }
 
-/// Fast settings: short polls, leases of a second, quick retries.
+/// Fast settings: short polls, short leases (stored to the second, so a
+/// lease of 2 s lasts between 1 and 2 s), quick retries.
 pub fn fast_jobs() -> JobsConfig {
     JobsConfig {
         workers: 2,
-        lease_secs: 1,
+        lease_secs: 2,
         idle_poll_ms: 20,
         poll_interval_ms: 50,
         reconcile_interval_secs: 1,
@@ -82,10 +107,31 @@ pub fn corpus() -> PathBuf {
 }
 
 impl Harness {
-    /// A fresh store and cloud; jobs not started.
-    pub fn new() -> Harness {
+    /// A fresh SQLite store and cloud; jobs not started.
+    pub fn sqlite() -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("am.sqlite").to_str().unwrap(), 4).unwrap();
+        let url = dir.path().join("am.sqlite").to_string_lossy().into_owned();
+        Harness::open(&url, None, dir)
+    }
+
+    /// A fresh PostgreSQL database and cloud, or None when `DATABASE_URL`
+    /// is not set.
+    pub fn postgres(test: &str) -> Option<Harness> {
+        let database = crate::core_support::PgDatabase::create(test)?;
+        let url = database.url.clone();
+        Some(Harness::open(
+            &url,
+            Some(database),
+            tempfile::tempdir().unwrap(),
+        ))
+    }
+
+    fn open(
+        url: &str,
+        database: Option<crate::core_support::PgDatabase>,
+        dir: tempfile::TempDir,
+    ) -> Harness {
+        let store = Store::open(url, 8).unwrap();
         let mut config: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
         config.boot_delay_ms = 300;
         config.stop_delay_ms = 100;
@@ -108,6 +154,7 @@ impl Harness {
             store,
             cloud,
             jobs: None,
+            _database: database,
             _dir: dir,
         }
     }
