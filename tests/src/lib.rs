@@ -1,19 +1,42 @@
-//! Helpers shared by the end-to-end suites in `tests/tests/`: locating the
-//! built `geni-am` binary and the shared corpus beside the checkout.
+//! Helpers shared by the end-to-end suites in `tests/tests/`: locating (and
+//! building) the `geni-am` binary and the shared corpus, starting the real
+//! aggregate on a loopback port ([`aggregate`]) on SQLite or on a fresh
+//! PostgreSQL database ([`database`]), issuing credentials with its
+//! development authority ([`creds`]), building requests ([`requests`]) and
+//! calling the AM API over TLS ([`calls`]).
+
+pub mod aggregate;
+pub mod calls;
+pub mod creds;
+pub mod database;
+pub mod requests;
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-/// The `geni-am` binary built by cargo for this workspace.
+/// The `geni-am` binary built by cargo for this workspace: `GENI_AM_BIN`
+/// when set, else the workspace's debug binary, built once per test
+/// process (`cargo build -p am --bin geni-am`) so the suites never run a
+/// stale one.
 pub fn geni_am_bin() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"));
-    let profile = if cfg!(debug_assertions) {
-        "debug"
-    } else {
-        "release"
-    };
-    target.join(profile).join("geni-am")
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("GENI_AM_BIN") {
+            return PathBuf::from(bin);
+        }
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .current_dir(workspace_root())
+            .args(["build", "--quiet", "-p", "am", "--bin", "geni-am"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building geni-am failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_root().join("target"));
+        target.join("debug").join("geni-am")
+    })
+    .clone()
 }
 
 /// The root of this workspace.
