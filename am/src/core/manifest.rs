@@ -11,11 +11,14 @@ use crate::geni::AmError;
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, slices};
 use rspec::manifest::{
-    self as builder, Annotations, InterfaceAnnotation, IpAddress, Login, NodeAnnotation, Ownership,
-    SshUser,
+    self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
+    NodeAnnotation, Ownership, SshUser,
 };
 use rspec::tree::Document;
-use rspec::view::{Node, RSpec};
+use rspec::view::{Link, Node, RSpec};
+
+/// The `vlantag` written on this AM's links (see [`annotate_links`]).
+const LINK_VLANTAG: &str = "0";
 use std::collections::{BTreeSet, HashMap};
 
 /// The manifest covering `rows` (all of slice `slice_urn`); the empty
@@ -57,7 +60,8 @@ fn build(
             AmError::error(format!("stored request {} does not parse: {e}", request.id))
         })?;
         let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
-        let annotations = annotate(&group, &users, &names, &interfaces)?;
+        let mut annotations = annotate(&group, &users, &names, &interfaces)?;
+        annotate_links(&doc, config, &request.id, &mut annotations)?;
         let manifest =
             builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
         merged = Some(match merged {
@@ -154,6 +158,36 @@ fn annotate(
     Ok(out)
 }
 
+/// Gives every link of this AM a sliver URN, stable for its request
+/// (`<request id>.<client_id>`), and the VLAN tag placeholder `0`: the
+/// backend connects the nodes with its own networks, not experimenter
+/// VLANs, and manifest links must carry a tag.
+fn annotate_links(
+    doc: &Document,
+    config: &AggregateConfig,
+    request_id: &str,
+    out: &mut Annotations,
+) -> Result<(), AmError> {
+    let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
+    for id in Ownership::of(&root, &config.cm_urn).links {
+        let Some(client_id) = Link::new(doc, id).client_id() else {
+            continue;
+        };
+        let name = sanitize(&client_id, |c| matches!(c, '.' | '-' | '_'), '-');
+        out.links.insert(
+            client_id.into_owned(),
+            LinkAnnotation {
+                sliver_id: Some(format!(
+                    "urn:publicid:IDN+{}+sliver+{request_id}.{name}",
+                    config.authority
+                )),
+                vlantag: Some(LINK_VLANTAG.to_owned()),
+            },
+        );
+    }
+    Ok(())
+}
+
 /// The logins the backend reported, else one SSH login per user on the
 /// node's hostname.
 fn logins(observed: &SliverAnnotations, users: &[UserKeys]) -> Vec<Login> {
@@ -178,22 +212,26 @@ fn logins(observed: &SliverAnnotations, users: &[UserKeys]) -> Vec<Login> {
 /// backend uses to create accounts).
 pub fn login_name(user_urn: &str) -> String {
     let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
-    let login: String = name
-        .chars()
-        .map(|c| c.to_ascii_lowercase())
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let login = sanitize(&name.to_ascii_lowercase(), |c| matches!(c, '_' | '-'), '_');
     if login.is_empty() {
         "geni".to_owned()
     } else {
         login
     }
+}
+
+/// `text` with every character other than ASCII letters, digits and those
+/// `extra` accepts replaced by `with`.
+fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || extra(c) {
+                c
+            } else {
+                with
+            }
+        })
+        .collect()
 }
 
 /// A manifest builder failure on stored data: an internal error.

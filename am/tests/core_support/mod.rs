@@ -262,3 +262,21 @@ pub fn attach(url: &str, clock: &TestClock) -> Aggregate {
         .expect("aggregate")
         .with_clock(Arc::new(move || c.now()))
 }
+
+/// Allocates one `default-vm` node per client id into [`SLICE`] (with
+/// [`principal`]`(30)`) and provisions them all; returns the sliver URNs
+/// in client id order.
+pub fn provisioned(f: &Fixture, client_ids: &[&str]) -> Vec<String> {
+    let p = principal(30);
+    let a =
+        f.am.allocate(&p, SLICE, &request(client_ids, "default-vm"))
+            .expect("allocated");
+    f.am.provision(&p, &slice(), &am::core::ProvisionOptions::default())
+        .expect("provisioned");
+    a.slivers.into_iter().map(|s| s.urn).collect()
+}
+
+/// How many slivers Describe reports for [`SLICE`].
+pub fn described(f: &Fixture) -> usize {
+    f.am.describe(&slice()).expect("described").slivers.len()
+}
