@@ -8,6 +8,7 @@
 
 pub mod config;
 mod execute;
+mod launch;
 mod observe;
 mod poller;
 mod reaper;
@@ -17,6 +18,7 @@ mod worker;
 use crate::backend::Compute;
 use crate::store::Store;
 pub use config::JobsConfig;
+pub use launch::{LaunchError, Running, launch};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;

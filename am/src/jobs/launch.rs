@@ -1,0 +1,48 @@
+//! Bringing the background work up from the configuration: build the
+//! configured backend, seed the store's components from its inventory, and
+//! start the jobs — what `serve` does once the store is open.
+
+use super::JobsHandle;
+use crate::backend::components::component_rows;
+use crate::backend::sim::config::SimConfigError;
+use crate::backend::{self, BackendError, Compute};
+use crate::config::Config;
+use crate::store::{Store, StoreError};
+use chrono::Utc;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// The running backend and background jobs; dropping it stops the jobs.
+pub struct Running {
+    /// The backend the jobs drive (also what the advertisement describes).
+    pub backend: Arc<dyn Compute>,
+    /// The background threads.
+    pub jobs: JobsHandle,
+}
+
+/// Why the background work could not start.
+#[derive(Debug, Error)]
+pub enum LaunchError {
+    /// The `[backend]` section cannot be used.
+    #[error("cannot build the backend: {0}")]
+    Backend(#[from] SimConfigError),
+    /// The backend did not report its inventory.
+    #[error("cannot read the backend's inventory: {0}")]
+    Inventory(#[from] BackendError),
+    /// The inventory could not be stored.
+    #[error("cannot store the backend's inventory: {0}")]
+    Store(#[from] StoreError),
+    /// A thread could not be started.
+    #[error("cannot start the background jobs: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// Builds the backend of `config`, writes its inventory to the store's
+/// components and starts the jobs on `store`.
+pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
+    let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
+    let rows = component_rows(&backend.inventory()?);
+    store.sync_components(&rows, Utc::now())?;
+    let jobs = super::start(store, backend.clone(), config.jobs.clone())?;
+    Ok(Running { backend, jobs })
+}
