@@ -3,6 +3,7 @@
 //! The service itself (config, server, api, core, store, backend, jobs) is
 //! built here; for now the library holds the command-line tools for people.
 
+pub mod api;
 pub mod backend;
 pub mod cli;
 pub mod client;

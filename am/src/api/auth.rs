@@ -1,0 +1,230 @@
+//! Who may make a call: the presented credentials (structs with a
+//! case-insensitive `geni_type`, `geni_sfa` 2/3 and `geni_abac` 1, or bare
+//! XML strings; unknown types ignored), speaks-for (`geni_speaking_for`),
+//! and the SFA check of `credentials` against the caller, the slice and
+//! the privilege `credentials::privilege` names for the method. Yields the
+//! [`Principal`] the core acts for, or the precise refusal.
+
+use super::errors::{bad_argument, refused};
+use crate::core::types::Principal;
+use crate::geni::AmError;
+use crate::xmlrpc::{Value, as_str, member};
+use chrono::{DateTime, Utc};
+use credentials::privilege::{CredentialTarget, Requirement};
+use credentials::refusal::RefusalKind;
+use credentials::sfa;
+use credentials::speaksfor;
+use credentials::trust::{TrustStore, VerifiedChain};
+use credentials::urn::Urn;
+
+/// The credentials of a call, sorted by type.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Presented {
+    /// SFA credential documents.
+    pub sfa: Vec<String>,
+    /// ABAC (speaks-for) credential documents.
+    pub abac: Vec<String>,
+    /// Entries that were ignored, and why.
+    pub ignored: Vec<String>,
+}
+
+impl Presented {
+    /// Reads the `credentials` argument of `method`: an array of structs
+    /// or bare XML strings.
+    pub fn read(method: &str, value: &Value) -> Result<Presented, AmError> {
+        let Value::Array(entries) = value else {
+            return Err(bad_argument(
+                method,
+                "credentials must be an array of credential structs or strings",
+            ));
+        };
+        let mut presented = Presented::default();
+        for (i, entry) in entries.iter().enumerate() {
+            presented.add(i + 1, entry);
+        }
+        Ok(presented)
+    }
+
+    /// Files one entry.
+    fn add(&mut self, position: usize, entry: &Value) {
+        if let Some(xml) = as_str(entry) {
+            if sniff_abac(xml) {
+                self.abac.push(xml.to_owned());
+            } else {
+                self.sfa.push(xml.to_owned());
+            }
+            return;
+        }
+        let kind = member(entry, "geni_type").and_then(as_str);
+        let xml = member(entry, "geni_value").and_then(as_str);
+        match (kind.map(|k| k.trim().to_ascii_lowercase()), xml) {
+            (Some(k), Some(xml)) if k == "geni_sfa" => self.sfa.push(xml.to_owned()),
+            (Some(k), Some(xml)) if k == "geni_abac" => self.abac.push(xml.to_owned()),
+            (Some(_), Some(_)) => self.ignored.push(format!(
+                "credential {position} is of type {:?}, which this aggregate does not accept (geni_sfa, geni_abac)",
+                kind.unwrap_or_default()
+            )),
+            _ => self.ignored.push(format!(
+                "credential {position} is neither an XML string nor a struct with string geni_type and geni_value"
+            )),
+        }
+    }
+
+    /// Whether nothing at all was presented.
+    pub fn is_empty(&self) -> bool {
+        self.sfa.is_empty() && self.abac.is_empty() && self.ignored.is_empty()
+    }
+}
+
+/// Whether a bare credential string is an ABAC credential.
+fn sniff_abac(xml: &str) -> bool {
+    xml.contains("<type>abac</type>")
+}
+
+/// What a call is checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct Check<'a> {
+    /// The method, for messages.
+    pub method: &'a str,
+    /// What the method needs (from `credentials::privilege`).
+    pub requirement: Requirement,
+    /// The slice the call names, when known from its arguments.
+    pub slice: Option<&'a Urn>,
+    /// `geni_speaking_for`, if sent.
+    pub speaking_for: Option<&'a str>,
+    /// The time validity is judged at.
+    pub at: DateTime<Utc>,
+}
+
+/// Checks `presented` for a call by the TLS client `caller`.
+pub fn authorize(
+    trust: &TrustStore,
+    caller: &VerifiedChain,
+    presented: &Presented,
+    check: &Check<'_>,
+) -> Result<Principal, AmError> {
+    let tool = caller.leaf_urn().ok_or_else(|| {
+        refused(
+            RefusalKind::CredentialMismatch,
+            "the client certificate has no URN",
+        )
+    })?;
+    let (effective, speaking_for) = match check.speaking_for {
+        None => (tool.clone(), None),
+        Some(text) => {
+            let user = Urn::parse(text.trim()).map_err(|e| {
+                bad_argument(check.method, format!("geni_speaking_for {text:?}: {e}"))
+            })?;
+            let abac: Vec<&[u8]> = presented.abac.iter().map(|x| x.as_bytes()).collect();
+            let user = speaksfor::effective_caller(
+                caller.certificates(),
+                Some(&user),
+                &abac,
+                trust,
+                check.at,
+            )
+            .map_err(|e| {
+                refused(
+                    e.kind(),
+                    format!("{}: speaks-for refused: {e}", check.method),
+                )
+            })?;
+            (user, Some(tool.to_string()))
+        }
+    };
+    let principal = |slice_urn: Option<String>, expires| Principal {
+        caller_urn: effective.to_string(),
+        speaking_for: speaking_for.clone(),
+        slice_urn,
+        credential_expires: expires,
+    };
+    if check.requirement.target == CredentialTarget::None
+        || (check.requirement.target == CredentialTarget::Any && presented.is_empty())
+    {
+        return Ok(principal(None, caller.leaf().not_after()));
+    }
+    let request = sfa::Request {
+        caller: &effective,
+        target: check.slice,
+        operation: check.requirement.operation,
+        at: check.at,
+    };
+    let mut failures = presented.ignored.clone();
+    let mut last = if presented.ignored.is_empty() {
+        RefusalKind::Forbidden
+    } else {
+        RefusalKind::CredentialInvalid
+    };
+    for (i, xml) in presented.sfa.iter().enumerate() {
+        match sfa::verify(xml.as_bytes(), trust, &request) {
+            Ok(credential) => {
+                let slice = (check.requirement.target == CredentialTarget::Slice)
+                    .then(|| credential.target.to_string());
+                return Ok(principal(slice, credential.expires));
+            }
+            Err(e) => {
+                last = e.kind();
+                failures.push(format!("SFA credential {}: {e}", i + 1));
+            }
+        }
+    }
+    if failures.is_empty() {
+        failures.push("no SFA credential was presented".into());
+    }
+    Err(refused(
+        last,
+        format!(
+            "{}: no credential authorises {} for {}: {}",
+            check.method,
+            check
+                .requirement
+                .operation
+                .map_or_else(|| "the call".to_owned(), |o| format!("operation {o}")),
+            effective,
+            failures.join("; ")
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn wrapped(kind: &str, xml: &str) -> Value {
+        Value::Struct(BTreeMap::from([
+            ("geni_type".to_owned(), Value::String(kind.into())),
+            ("geni_version".to_owned(), Value::String("3".into())),
+            ("geni_value".to_owned(), Value::String(xml.into())),
+        ]))
+    }
+
+    #[test]
+    fn credentials_are_sorted_by_case_insensitive_type() {
+        let list = Value::Array(vec![
+            wrapped("GENI_SFA", "<signed-credential/>"),
+            wrapped("geni_abac", "<abac/>"),
+            wrapped("geni_sfaBROKEN", "<x/>"),
+            Value::String("<credential><type>abac</type></credential>".into()),
+            Value::String("<credential><type>privilege</type></credential>".into()),
+            Value::Integer(3),
+        ]);
+        let p = Presented::read("ListResources", &list).unwrap();
+        assert_eq!(p.sfa.len(), 2);
+        assert_eq!(p.abac.len(), 2);
+        assert_eq!(p.ignored.len(), 2);
+        assert!(p.ignored[0].contains("geni_sfaBROKEN"), "{:?}", p.ignored);
+        assert!(!p.is_empty());
+    }
+
+    #[test]
+    fn credentials_must_be_an_array() {
+        let e = Presented::read("Describe", &Value::String("x".into())).unwrap_err();
+        assert_eq!(e.code.as_i32(), 1);
+        assert!(
+            Presented::read("Describe", &Value::Array(vec![]))
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
