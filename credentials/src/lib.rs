@@ -15,6 +15,7 @@
 
 pub mod cert;
 pub mod devca;
+mod parse_cache;
 pub mod privilege;
 pub mod refusal;
 pub mod sfa;

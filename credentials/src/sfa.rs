@@ -1,15 +1,17 @@
 //! SFA credentials (`geni_sfa` versions 2 and 3, and bare XML strings from
 //! old clients): reading the credential chain ([`model`]), binding each
 //! signature to the credential element it covers ([`binding`]), the
-//! delegation and authority rules ([`rules`]) and the verification entry
-//! point ([`verify`]). Every refusal is one [`SfaError`] whose
-//! [`SfaError::kind`] maps to a GENI code.
+//! delegation and authority rules ([`rules`]), the verification entry
+//! point ([`verify`]) and how credentials arrive on the wire ([`wire`]).
+//! Every refusal is one [`SfaError`] whose [`SfaError::kind`] maps to a
+//! GENI code.
 
 pub mod binding;
 pub mod model;
 pub mod rules;
 pub mod time;
 pub mod verify;
+pub mod wire;
 
 pub use verify::{ChainLink, Request, VerifiedCredential, verify};
 

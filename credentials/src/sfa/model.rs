@@ -8,11 +8,13 @@
 use super::SfaError;
 use super::time::parse_expiry;
 use crate::cert::{GeniCert, parse_chain};
+use crate::parse_cache::ParseCache;
 use crate::privilege::{Privilege, PrivilegeSet};
 use crate::urn::Urn;
 use crate::xmldsig::Node;
 use base64::Engine;
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 /// One credential element of a chain, as read (not yet verified).
 #[derive(Debug)]
@@ -134,6 +136,10 @@ impl<'d> Fields<'d> {
     }
 }
 
+/// GIDs decoded so far (the same owners and targets recur in every link
+/// and every call).
+static DECODED: ParseCache<Arc<Vec<GeniCert>>> = ParseCache::new();
+
 /// A GID (certificate chain) and the URN it names; a `*_urn` element, when
 /// present, must name the same identity.
 fn identity(gid: Node<'_>, urn: Option<Node<'_>>) -> Result<(Vec<GeniCert>, Urn), SfaError> {
@@ -153,7 +159,10 @@ fn identity(gid: Node<'_>, urn: Option<Node<'_>>) -> Result<(Vec<GeniCert>, Urn)
         field: field.clone(),
         source: Box::new(source),
     };
-    let chain = parse_chain(&bytes).map_err(gid_error)?;
+    let chain = DECODED
+        .get_or_parse(&bytes, |b| parse_chain(b).map(Arc::new))
+        .map_err(gid_error)?;
+    let chain = chain.to_vec();
     let leaf = chain
         .first()
         .ok_or_else(|| malformed(gid, format!("<{field}> is empty")))?;

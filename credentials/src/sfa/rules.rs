@@ -40,7 +40,7 @@ pub fn check_link(link: &SignedLink<'_>, at: DateTime<Utc>) -> Result<(), SfaErr
 pub struct TrustedCerts<'t> {
     trust: &'t TrustStore,
     at: DateTime<Utc>,
-    verified: Vec<Vec<u8>>,
+    verified: Vec<GeniCert>,
 }
 
 impl<'t> TrustedCerts<'t> {
@@ -65,13 +65,15 @@ impl<'t> TrustedCerts<'t> {
         let signature = &link.signature;
         let signer = GeniCert::from_x509(signature.signer.clone())
             .map_err(|e| untrusted(TrustError::Certificate(e), "signer"))?;
-        let others: Vec<GeniCert> = signature
-            .certificates
-            .iter()
-            .filter_map(|c| GeniCert::from_x509(c.clone()).ok())
-            .collect();
-        self.check(&signer, &others)
-            .map_err(|e| untrusted(e, "signer"))?;
+        if !self.seen(&signer) {
+            let others: Vec<GeniCert> = signature
+                .certificates
+                .iter()
+                .filter_map(|c| GeniCert::from_x509(c.clone()).ok())
+                .collect();
+            self.check(&signer, &others)
+                .map_err(|e| untrusted(e, "signer"))?;
+        }
         for (role, chain) in [
             ("owner", &link.credential.owner),
             ("target", &link.credential.target),
@@ -83,13 +85,17 @@ impl<'t> TrustedCerts<'t> {
         Ok(signer)
     }
 
+    /// Whether `leaf` already verified during this check.
+    fn seen(&self, leaf: &GeniCert) -> bool {
+        self.verified.iter().any(|v| v.same_cert(leaf))
+    }
+
     fn check(&mut self, leaf: &GeniCert, untrusted: &[GeniCert]) -> Result<(), TrustError> {
-        let der = leaf.to_der();
-        if self.verified.contains(&der) {
+        if self.seen(leaf) {
             return Ok(());
         }
         self.trust.verify(leaf, untrusted, self.at)?;
-        self.verified.push(der);
+        self.verified.push(leaf.clone());
         Ok(())
     }
 }

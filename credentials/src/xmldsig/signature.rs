@@ -13,6 +13,7 @@ use super::algorithm::{
 };
 use super::c14n::canonicalize;
 use super::dom::{Document, Node};
+use crate::parse_cache::ParseCache;
 use base64::Engine;
 use openssl::pkey::Id;
 use openssl::sign::Verifier;
@@ -302,12 +303,16 @@ fn expect_child<'d>(
     }
 }
 
+/// Signer certificates decoded so far (the same ones sign call after call).
+static DECODED: ParseCache<X509> = ParseCache::new();
+
 fn certificates(key_info: Node<'_>) -> Result<Vec<X509>, DsigError> {
     let mut out = Vec::new();
     for data in key_info.children_named(Some(DSIG_NS), "X509Data") {
         for cert in data.children_named(Some(DSIG_NS), "X509Certificate") {
             let der = base64_of(cert)?;
-            out.push(X509::from_der(&der).map_err(|e| DsigError::Certificate {
+            let x509 = DECODED.get_or_parse(&der, X509::from_der);
+            out.push(x509.map_err(|e| DsigError::Certificate {
                 line: cert.line(),
                 reason: e.to_string(),
             })?);
