@@ -1,15 +1,19 @@
 //! `geni-am serve --config FILE`: loads and validates the configuration,
-//! builds the service from it ([`build`]) and runs the HTTPS server in the
-//! foreground until SIGTERM or SIGINT. Logs go to standard error (filter
+//! builds the service from it ([`build`]: store with migrations, backend,
+//! background jobs, the aggregate and the AM API handlers) and runs the
+//! HTTPS server in the foreground until SIGTERM or SIGINT. Logs go to standard error (filter
 //! with `RUST_LOG`, default `info`).
 
-use crate::config::Config;
-use crate::server::{self, ApiVersion, Dispatch, ReplyFuture};
-use crate::xmlrpc::{Call, Fault, Value, fault_code};
+use crate::api::{Api, Endpoints};
+use crate::config::{self, Config};
+use crate::core::{self, Aggregate, Policy};
+use crate::jobs;
+use crate::server::{self, Dispatch};
+use crate::store::Store;
 use anyhow::Context;
+use chrono::TimeDelta;
 use clap::Args;
-use credentials::trust::{TrustStore, VerifiedChain};
-use std::collections::BTreeMap;
+use credentials::trust::TrustStore;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -44,17 +48,45 @@ pub struct Service {
     pub trust: Arc<TrustStore>,
     /// What answers the calls.
     pub dispatch: Arc<dyn Dispatch>,
+    /// The backend and background jobs (stopped when dropped).
+    pub background: jobs::Running,
 }
 
-/// Builds the service from its configuration.
+/// Builds the service from its configuration: opens the store (applying
+/// migrations), starts the backend and jobs, and the AM API over them.
 pub fn build(config: Config) -> anyhow::Result<Service> {
     let trust = server::load_trust(&config.server)?;
-    let dispatch = Arc::new(VersionOnly::new(&config));
+    let store = Store::open(&config.store.url, config.store.pool_size)
+        .with_context(|| format!("store.url {}", config.store.url))?;
+    let background = jobs::launch(&config, store.clone())?;
+    let aggregate = Aggregate::new(store, aggregate_config(&config.aggregate))?;
+    let endpoints = Endpoints {
+        v2: config.server.api_url(2),
+        v3: config.server.api_url(3),
+    };
+    let dispatch = Arc::new(Api::new(aggregate, Arc::clone(&trust), endpoints));
     Ok(Service {
         config,
         trust,
         dispatch,
+        background,
     })
+}
+
+/// The core's view of the `[aggregate]` section.
+fn aggregate_config(section: &config::AggregateConfig) -> core::AggregateConfig {
+    let seconds = |s: u64| TimeDelta::seconds(i64::try_from(s).unwrap_or(i64::MAX / 1000));
+    core::AggregateConfig {
+        authority: section.authority.clone(),
+        am_urn: section.urn.clone(),
+        cm_urn: section.cm_urn.clone(),
+        policy: Policy {
+            allocation_timeout: seconds(section.allocation_timeout_secs),
+            default_lease: seconds(section.default_lease_secs),
+            max_lease: seconds(section.max_lease_secs),
+            max_slivers_per_slice: section.max_slivers_per_slice as usize,
+        },
+    }
 }
 
 fn serve(args: &ServeArgs) -> anyhow::Result<()> {
@@ -78,54 +110,4 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
-}
-
-/// Answers GetVersion (with the configured endpoint URLs) and nothing
-/// else; the AM API handlers take its place.
-struct VersionOnly {
-    versions: Value,
-}
-
-impl VersionOnly {
-    fn new(config: &Config) -> VersionOnly {
-        let urls = [ApiVersion::V2, ApiVersion::V3].map(|v| {
-            (
-                v.number().to_string(),
-                Value::String(config.server.api_url(v.number())),
-            )
-        });
-        VersionOnly {
-            versions: Value::Struct(BTreeMap::from(urls)),
-        }
-    }
-}
-
-impl Dispatch for VersionOnly {
-    fn dispatch(
-        &self,
-        version: ApiVersion,
-        _caller: Arc<VerifiedChain>,
-        call: Call,
-    ) -> ReplyFuture {
-        let reply = if call.method == "GetVersion" {
-            let api = Value::Integer(version.number() as i32);
-            let value = BTreeMap::from([
-                ("geni_api".to_owned(), api.clone()),
-                ("geni_api_versions".to_owned(), self.versions.clone()),
-            ]);
-            let code = BTreeMap::from([("geni_code".to_owned(), Value::Integer(0))]);
-            Ok(Value::Struct(BTreeMap::from([
-                ("geni_api".to_owned(), api),
-                ("code".to_owned(), Value::Struct(code)),
-                ("value".to_owned(), Value::Struct(value)),
-                ("output".to_owned(), Value::String(String::new())),
-            ])))
-        } else {
-            Err(Fault::new(
-                fault_code::METHOD_NOT_FOUND,
-                format!("method {} is not served by this aggregate", call.method),
-            ))
-        };
-        Box::pin(std::future::ready(reply))
-    }
 }
