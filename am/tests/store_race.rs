@@ -183,3 +183,61 @@ fn postgres_processes_racing_for_the_last_slot_have_one_winner() {
     assert_winners(&results, 1, |c| *c);
     assert_eq!(live_slivers(&db.url), 1);
 }
+
+/// Races `racers` Provisions of one allocated slice on `url`; returns the
+/// results and how many provision jobs were queued per sliver.
+fn race_provisions(url: &str, racers: usize) -> (Vec<Result<(), AmError>>, Vec<usize>) {
+    let clock = TestClock::new();
+    let first = attach(url, &clock);
+    let a = first
+        .allocate(&principal(30), SLICE, &request(&["a", "b"], "default-vm"))
+        .unwrap();
+    let barrier = Arc::new(Barrier::new(racers));
+    let handles: Vec<_> = (0..racers)
+        .map(|_| {
+            let am = attach(url, &clock);
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                am.provision(&principal(30), &slice(), &Default::default())
+                    .map(|_| ())
+            })
+        })
+        .collect();
+    let results = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let jobs = a
+        .slivers
+        .iter()
+        .map(|s| first.store().jobs_of_sliver(&s.urn).unwrap().len())
+        .collect();
+    (results, jobs)
+}
+
+/// One Provision wins; the others find nothing left to provision.
+fn assert_one_provision(results: &[Result<(), AmError>], jobs: &[usize]) {
+    assert_eq!(
+        results.iter().filter(|r| r.is_ok()).count(),
+        1,
+        "{results:?}"
+    );
+    for e in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert_eq!(e.code, GeniCode::Unavailable, "{e}");
+    }
+    assert_eq!(jobs, [1, 1], "one provisioning job per sliver");
+}
+
+#[test]
+fn sqlite_racing_provisions_of_one_slice_provision_once() {
+    let f = fixture();
+    let (results, jobs) = race_provisions(&f.url, 6);
+    assert_one_provision(&results, &jobs);
+}
+
+#[test]
+fn postgres_racing_provisions_of_one_slice_provision_once() {
+    let Some((db, _am, _clock)) = pg_fixture_with("postgres_provisions", &[host("h1", 4)]) else {
+        return;
+    };
+    let (results, jobs) = race_provisions(&db.url, 6);
+    assert_one_provision(&results, &jobs);
+}

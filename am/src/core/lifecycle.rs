@@ -280,14 +280,16 @@ impl Aggregate {
         })
     }
 
-    /// Resolves `selector` for an operation that changes slivers: the slice
-    /// must not be shut down and must have selected slivers.
+    /// Locks the slice and resolves `selector` for an operation that
+    /// changes slivers: the slice must not be shut down and must have
+    /// selected slivers.
     pub(super) fn changeable(
         &self,
         conn: &mut Conn,
         selector: &Selector,
         now: DateTime<Utc>,
     ) -> Result<Selection, AmError> {
+        slices::lock(conn, selector.slice_urn())?;
         let selection = select::resolve(conn, selector, now)?;
         selection.require_not_shut_down()?;
         selection.require_slivers(selector.slice_urn())?;

@@ -67,6 +67,19 @@ pub fn find_or_create(
     Ok(row)
 }
 
+/// Locks the slice's row until the transaction ends, so that changes to
+/// one slice from several processes on PostgreSQL happen one after the
+/// other (on SQLite the write transaction already holds the only write
+/// lock). An unknown slice locks nothing.
+pub fn lock(conn: &mut Conn, urn: &str) -> StoreResult<()> {
+    if let Conn::Postgres(pg) = conn {
+        diesel::sql_query("SELECT urn FROM slices WHERE urn = $1 FOR UPDATE")
+            .bind::<diesel::sql_types::Text, _>(urn)
+            .execute(pg)?;
+    }
+    Ok(())
+}
+
 /// Marks the slice shut down.
 pub fn shut_down(conn: &mut Conn, urn: &str) -> StoreResult<()> {
     diesel::update(slices::table.find(urn))
