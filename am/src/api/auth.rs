@@ -12,7 +12,7 @@ use crate::xmlrpc::{Value, as_str, member};
 use chrono::{DateTime, Utc};
 use credentials::privilege::{CredentialTarget, Requirement};
 use credentials::refusal::RefusalKind;
-use credentials::sfa;
+use credentials::sfa::{self, wire, wire::CredentialKind};
 use credentials::speaksfor;
 use credentials::trust::{TrustStore, VerifiedChain};
 use credentials::urn::Urn;
@@ -45,27 +45,30 @@ impl Presented {
         Ok(presented)
     }
 
-    /// Files one entry.
+    /// Files one entry (classified by `credentials::sfa::wire`).
     fn add(&mut self, position: usize, entry: &Value) {
-        if let Some(xml) = as_str(entry) {
-            if sniff_abac(xml) {
-                self.abac.push(xml.to_owned());
-            } else {
-                self.sfa.push(xml.to_owned());
-            }
-            return;
-        }
-        let kind = member(entry, "geni_type").and_then(as_str);
-        let xml = member(entry, "geni_value").and_then(as_str);
-        match (kind.map(|k| k.trim().to_ascii_lowercase()), xml) {
-            (Some(k), Some(xml)) if k == "geni_sfa" => self.sfa.push(xml.to_owned()),
-            (Some(k), Some(xml)) if k == "geni_abac" => self.abac.push(xml.to_owned()),
-            (Some(_), Some(_)) => self.ignored.push(format!(
-                "credential {position} is of type {:?}, which this aggregate does not accept (geni_sfa, geni_abac)",
-                kind.unwrap_or_default()
-            )),
-            _ => self.ignored.push(format!(
-                "credential {position} is neither an XML string nor a struct with string geni_type and geni_value"
+        let field = |name| member(entry, name).and_then(as_str);
+        let (kind, xml) = match as_str(entry) {
+            Some(xml) => (wire::classify_bare(xml), xml),
+            None => match (field("geni_type"), field("geni_value")) {
+                (Some(kind), Some(xml)) => (
+                    wire::classify_wrapped(kind, field("geni_version").unwrap_or_default()),
+                    xml,
+                ),
+                _ => {
+                    self.ignored.push(format!(
+                        "credential {position} is neither an XML string nor a struct with string geni_type and geni_value"
+                    ));
+                    return;
+                }
+            },
+        };
+        match kind {
+            Some(CredentialKind::Sfa) => self.sfa.push(xml.to_owned()),
+            Some(CredentialKind::Abac) => self.abac.push(xml.to_owned()),
+            None => self.ignored.push(format!(
+                "credential {position} is of a type or version this aggregate does not accept ({})",
+                describe_accepted()
             )),
         }
     }
@@ -76,9 +79,13 @@ impl Presented {
     }
 }
 
-/// Whether a bare credential string is an ABAC credential.
-fn sniff_abac(xml: &str) -> bool {
-    xml.contains("<type>abac</type>")
+/// The accepted credential types, e.g. `geni_sfa 2, geni_sfa 3, geni_abac 1`.
+fn describe_accepted() -> String {
+    wire::CREDENTIAL_TYPES
+        .iter()
+        .map(|(kind, version)| format!("{kind} {version}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What a call is checked against.
@@ -191,10 +198,10 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn wrapped(kind: &str, xml: &str) -> Value {
+    fn wrapped(kind: &str, version: &str, xml: &str) -> Value {
         Value::Struct(BTreeMap::from([
             ("geni_type".to_owned(), Value::String(kind.into())),
-            ("geni_version".to_owned(), Value::String("3".into())),
+            ("geni_version".to_owned(), Value::String(version.into())),
             ("geni_value".to_owned(), Value::String(xml.into())),
         ]))
     }
@@ -202,18 +209,19 @@ mod tests {
     #[test]
     fn credentials_are_sorted_by_case_insensitive_type() {
         let list = Value::Array(vec![
-            wrapped("GENI_SFA", "<signed-credential/>"),
-            wrapped("geni_abac", "<abac/>"),
-            wrapped("geni_sfaBROKEN", "<x/>"),
+            wrapped("GENI_SFA", "3", "<signed-credential/>"),
+            wrapped("geni_abac", "1", "<abac/>"),
+            wrapped("geni_sfaBROKEN", "3", "<x/>"),
             Value::String("<credential><type>abac</type></credential>".into()),
             Value::String("<credential><type>privilege</type></credential>".into()),
+            Value::String("not a credential".into()),
             Value::Integer(3),
         ]);
         let p = Presented::read("ListResources", &list).unwrap();
         assert_eq!(p.sfa.len(), 2);
         assert_eq!(p.abac.len(), 2);
-        assert_eq!(p.ignored.len(), 2);
-        assert!(p.ignored[0].contains("geni_sfaBROKEN"), "{:?}", p.ignored);
+        assert_eq!(p.ignored.len(), 3);
+        assert!(p.ignored[0].contains("geni_sfa 3"), "{:?}", p.ignored);
         assert!(!p.is_empty());
     }
 

@@ -6,6 +6,7 @@
 
 use super::envelope::{fields, text};
 use crate::xmlrpc::Value;
+use credentials::sfa::wire::CREDENTIAL_TYPES;
 use rspec::view::ns;
 
 /// The absolute URLs of the two endpoints.
@@ -61,11 +62,12 @@ pub fn value(api: u32, endpoints: &Endpoints, am_urn: &str) -> Value {
         ),
         (
             "geni_credential_types",
-            Value::Array(vec![
-                credential_type("geni_sfa", "3"),
-                credential_type("geni_sfa", "2"),
-                credential_type("geni_abac", "1"),
-            ]),
+            Value::Array(
+                CREDENTIAL_TYPES
+                    .iter()
+                    .map(|(kind, version)| credential_type(kind, version))
+                    .collect(),
+            ),
         ),
         ("geni_am_type", text("geni-am")),
         ("geni_am_code", text(env!("CARGO_PKG_VERSION"))),
