@@ -1,0 +1,171 @@
+//! The job queue: claims in creation order with a lease, only by the
+//! holder finished, retried or failed; an expired lease lets another
+//! worker claim the job again; concurrent claimers (threads with their own
+//! pools, on SQLite and PostgreSQL) never get the same job.
+
+mod core_support;
+
+use am::store::Store;
+use am::store::jobs::{self, JobKind};
+use chrono::{DateTime, TimeDelta, Utc};
+use core_support::*;
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+
+/// Queues `n` start jobs at `now`; returns their ids in order.
+fn enqueue(store: &Store, n: usize, now: DateTime<Utc>) -> Vec<String> {
+    store
+        .write(|conn| {
+            (0..n)
+                .map(|i| {
+                    let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+s{i}");
+                    jobs::enqueue(
+                        conn,
+                        JobKind::Start,
+                        SLICE,
+                        Some(&sliver),
+                        &serde_json::json!({}),
+                        now,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap()
+}
+
+#[test]
+fn claims_follow_creation_order_and_respect_the_holder() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let lease = TimeDelta::seconds(30);
+    let ids = enqueue(store, 3, now);
+    let a = store.claim_jobs("worker-a", now, lease, 2).unwrap();
+    assert_eq!(a.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), ids[..2]);
+    assert!(
+        a.iter()
+            .all(|j| j.attempts == 1 && j.lease_owner.as_deref() == Some("worker-a"))
+    );
+    let b = store.claim_jobs("worker-b", now, lease, 5).unwrap();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].id, ids[2]);
+    assert!(
+        store
+            .claim_jobs("worker-c", now, lease, 5)
+            .unwrap()
+            .is_empty()
+    );
+
+    assert!(
+        !store.finish_job(&ids[0], "worker-b", now).unwrap(),
+        "not the holder"
+    );
+    assert!(store.finish_job(&ids[0], "worker-a", now).unwrap());
+    assert!(
+        !store.finish_job(&ids[0], "worker-a", now).unwrap(),
+        "no longer held"
+    );
+
+    let later = now + TimeDelta::seconds(60);
+    assert!(
+        store
+            .retry_job(&ids[1], "worker-a", "backend busy", later, now)
+            .unwrap()
+    );
+    assert!(
+        store
+            .fail_job(&ids[2], "worker-b", "image missing", now)
+            .unwrap()
+    );
+    assert!(
+        store
+            .claim_jobs("worker-c", now, lease, 5)
+            .unwrap()
+            .is_empty(),
+        "retry waits"
+    );
+    let again = store.claim_jobs("worker-c", later, lease, 5).unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].id.as_str(), again[0].attempts),
+        (ids[1].as_str(), 2)
+    );
+    assert_eq!(again[0].last_error, "backend busy");
+}
+
+#[test]
+fn an_expired_lease_is_claimed_again() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let ids = enqueue(store, 1, now);
+    store
+        .claim_jobs("crashed", now, TimeDelta::seconds(10), 1)
+        .unwrap();
+    let early = now + TimeDelta::seconds(9);
+    assert!(
+        store
+            .claim_jobs("other", early, TimeDelta::seconds(10), 1)
+            .unwrap()
+            .is_empty()
+    );
+    let late = now + TimeDelta::seconds(10);
+    let taken = store
+        .claim_jobs("other", late, TimeDelta::seconds(10), 1)
+        .unwrap();
+    assert_eq!(taken[0].id, ids[0]);
+    assert_eq!(taken[0].lease_owner.as_deref(), Some("other"));
+    assert!(
+        !store.finish_job(&ids[0], "crashed", late).unwrap(),
+        "the crashed worker lost it"
+    );
+}
+
+/// Eight claimers with their own stores take one job at a time until the
+/// queue of 40 is empty; every job is claimed exactly once.
+fn concurrent_claims_are_disjoint(url: &str) {
+    let clock = TestClock::new();
+    let now = clock.now();
+    enqueue(attach(url, &clock).store(), 40, now);
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|w| {
+            let store = attach(url, &clock).store().clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut mine = Vec::new();
+                loop {
+                    let got = store
+                        .claim_jobs(&format!("w{w}"), now, TimeDelta::seconds(60), 1)
+                        .unwrap();
+                    if got.is_empty() {
+                        break mine;
+                    }
+                    mine.extend(got.into_iter().map(|j| j.id));
+                }
+            })
+        })
+        .collect();
+    let all: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let unique: HashSet<&String> = all.iter().collect();
+    assert_eq!(all.len(), 40, "every job claimed");
+    assert_eq!(unique.len(), 40, "no job claimed twice");
+}
+
+#[test]
+fn concurrent_claims_on_sqlite_are_disjoint() {
+    let f = fixture();
+    concurrent_claims_are_disjoint(&f.url);
+}
+
+#[test]
+fn concurrent_claims_on_postgres_are_disjoint() {
+    let Some(db) = PgDatabase::create("postgres_claims") else {
+        return;
+    };
+    concurrent_claims_are_disjoint(&db.url);
+}
