@@ -13,12 +13,6 @@ use chrono::{TimeDelta, Utc};
 use credentials::devca::Authority;
 use credentials::sign::{self, Algorithms};
 
-const REQUEST: &str = "rspec/request/ffund-tcpip__two-hosts-one-segment.xml";
-
-fn request() -> String {
-    std::fs::read_to_string(corpus().join(REQUEST)).unwrap()
-}
-
 /// ListResources with `credentials`.
 fn list(w: &World, credentials: Value) -> Answer {
     w.v3("ListResources", vec![credentials, st(&[geni3()])])
@@ -104,10 +98,7 @@ fn credential_from_an_untrusted_authority_is_refused() {
 #[test]
 fn real_untrusted_and_expired_corpus_credential_is_refused() {
     let w = World::new();
-    let xml = std::fs::read_to_string(
-        corpus().join("creds/credentials/geni-tools__untrusted-usercred.xml"),
-    )
-    .unwrap();
+    let xml = corpus_text("creds/credentials/geni-tools__untrusted-usercred.xml");
     // Checked as of now, the credential has long expired.
     list(&w, creds(&[&xml])).fails_with(21);
 }

@@ -11,12 +11,6 @@ use am::xmlrpc::Value;
 use api_support::*;
 use chrono::{TimeDelta, Utc};
 
-const REQUEST: &str = "rspec/request/ffund-tcpip__two-hosts-one-segment.xml";
-
-fn request() -> String {
-    std::fs::read_to_string(corpus().join(REQUEST)).unwrap()
-}
-
 /// Bare XML credential strings, as v2 clients send them.
 fn bare(xmls: &[&str]) -> Value {
     strings(xmls)

@@ -13,12 +13,6 @@ use base64::Engine;
 use chrono::{DateTime, TimeDelta, Utc};
 use std::io::Read;
 
-const REQUEST: &str = "rspec/request/ffund-tcpip__two-hosts-one-segment.xml";
-
-fn corpus_text(path: &str) -> String {
-    std::fs::read_to_string(corpus().join(path)).unwrap()
-}
-
 /// Allocates the corpus request into slice `name`; the slice URN, its
 /// credential and the sliver URNs.
 fn allocated(w: &World, name: &str) -> (String, String, Vec<String>) {
@@ -26,7 +20,7 @@ fn allocated(w: &World, name: &str) -> (String, String, Vec<String>) {
     let cred = w.slice_credential(name, 30);
     let a = w.v3(
         "Allocate",
-        vec![s(&slice), creds(&[&cred]), s(corpus_text(REQUEST)), st(&[])],
+        vec![s(&slice), creds(&[&cred]), s(request()), st(&[])],
     );
     let urns = sliver_urns(get(a.ok(), "geni_slivers"));
     (slice, cred, urns)
@@ -358,7 +352,7 @@ fn bad_rspecs_are_refused() {
         )
     };
     allocate(String::new()).fails_with(1);
-    let malformed = corpus_text(REQUEST).replace("</rspec>", "<rspec>");
+    let malformed = request().replace("</rspec>", "<rspec>");
     allocate(malformed).fails_with(1);
     let manifest = corpus_text("rspec/manifest/felix__manifest-rspec.xml");
     allocate(manifest).fails_with(1);
@@ -374,11 +368,7 @@ fn bad_rspecs_are_refused() {
     .fails_with(1);
     w.v3(
         "Allocate",
-        vec![
-            s(w.alice.urn().to_string()),
-            creds(&[&cred]),
-            s(corpus_text(REQUEST)),
-        ],
+        vec![s(w.alice.urn().to_string()), creds(&[&cred]), s(request())],
     )
     .fails_with(1);
 }

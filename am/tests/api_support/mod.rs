@@ -19,7 +19,19 @@ use credentials::trust::{TrustStore, VerifiedChain};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use core_support::corpus;
+/// The corpus request the tests allocate: two nodes, `romeo` and `juliet`.
+pub const REQUEST: &str = "rspec/request/ffund-tcpip__two-hosts-one-segment.xml";
+
+/// The text of corpus file `path`.
+pub fn corpus_text(path: &str) -> String {
+    let file = core_support::corpus().join(path);
+    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// The corpus request [`REQUEST`].
+pub fn request() -> String {
+    corpus_text(REQUEST)
+}
 
 /// The slice authority of the tests.
 pub const AUTHORITY: &str = "ch.api.example";
