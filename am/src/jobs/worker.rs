@@ -29,21 +29,24 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
     }
 }
 
-/// Runs one claimed job unless another worker of this process is driving
-/// the same sliver, and records the outcome.
+/// Runs one claimed job and records the outcome; a job whose sliver
+/// another worker of this process is driving waits a second instead
+/// (without counting as a failure).
 fn handle(cx: &Context, owner: &str, job: &JobRow) {
     let sliver = job.sliver_urn.clone().unwrap_or_default();
-    let claimed = lock_in_flight(cx).insert(sliver.clone());
-    let outcome = if claimed {
+    let recorded = if lock_in_flight(cx).insert(sliver.clone()) {
         let outcome = execute::run(cx, job);
         lock_in_flight(cx).remove(&sliver);
-        outcome
+        record(cx, owner, job, outcome)
     } else {
-        Err(JobError::Backend(crate::backend::BackendError::Transient(
-            format!("another job of {sliver} is running"),
-        )))
+        let now = Utc::now();
+        let reason = format!("waiting for another job of {sliver}");
+        let later = now + TimeDelta::seconds(1);
+        cx.store
+            .retry_job(&job.id, owner, &reason, later, now)
+            .map(|_| ())
     };
-    if let Err(err) = record(cx, owner, job, outcome) {
+    if let Err(err) = recorded {
         tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
     }
 }
