@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod calls;
 pub mod creds;
 pub mod database;
+pub mod flows;
 pub mod requests;
 
 use std::path::PathBuf;
@@ -53,4 +54,28 @@ pub fn corpus_dir() -> PathBuf {
     std::env::var_os("GENI_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("../shared/corpus"))
+}
+
+/// Defines, for each named function `fn NAME(store: Store)`, a module
+/// `NAME` with the tests `sqlite` and `postgres` running it on a SQLite
+/// file and on a fresh PostgreSQL database (skipped with a notice when
+/// `DATABASE_URL` is unset, unless `GENI_AM_REQUIRE_PG=1`).
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() {
+                let store = $crate::database::Store::for_test("sqlite", stringify!($name));
+                super::$name(store.expect("SQLite is always available"));
+            }
+
+            #[test]
+            fn postgres() {
+                if let Some(store) = $crate::database::Store::for_test("postgres", stringify!($name)) {
+                    super::$name(store);
+                }
+            }
+        }
+    )*};
 }
