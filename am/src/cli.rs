@@ -1,6 +1,7 @@
 //! Command-line interface of the `geni-am` binary: one subcommand group per
 //! area, each in its own module.
 
+pub mod bench;
 pub mod cert;
 pub mod cred;
 pub mod dev;
@@ -36,6 +37,9 @@ pub enum Command {
     /// Development tools (a PKI and configuration for a first run).
     #[command(subcommand)]
     Dev(dev::DevCommand),
+    /// Run concurrent AM API v3 lifecycles against a running aggregate
+    /// and report latencies and throughput.
+    Bench(bench::BenchArgs),
 }
 
 impl Cli {
@@ -47,6 +51,7 @@ impl Cli {
             Command::Cert(cmd) => cmd.run(),
             Command::Serve(args) => args.run(),
             Command::Dev(cmd) => cmd.run(),
+            Command::Bench(args) => args.run(),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod bench;
 pub mod cli;
 pub mod client;
 pub mod config;

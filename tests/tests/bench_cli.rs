@@ -1,0 +1,63 @@
+//! `geni-am bench` against the real binary: N clients run full v3
+//! lifecycles and the report names every method with its percentiles and
+//! the lifecycles per second, on SQLite and on PostgreSQL.
+
+use geni_am_tests::aggregate::Aggregate;
+use geni_am_tests::database::Store;
+use std::process::Command;
+
+geni_am_tests::on_both_stores!(bench_runs_lifecycles);
+
+fn bench_runs_lifecycles(store: Store) {
+    let aggregate = Aggregate::start(store);
+    let output = Command::new(geni_am_tests::geni_am_bin())
+        .arg("bench")
+        .arg("--config")
+        .arg(aggregate.config())
+        .args(["--clients", "3", "--lifecycles", "2"])
+        .output()
+        .expect("geni-am bench runs");
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "bench failed:\n{report}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for method in [
+        "Allocate",
+        "Provision",
+        "PerformOperationalAction",
+        "Status",
+        "Delete",
+    ] {
+        let line = report
+            .lines()
+            .find(|l| l.starts_with(method))
+            .unwrap_or_else(|| panic!("no {method} line in:\n{report}"));
+        let calls: usize = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .expect("a call count");
+        assert!(
+            calls >= 6,
+            "{method}: one call per lifecycle at least: {line}"
+        );
+    }
+    assert!(
+        report.contains("6 lifecycles completed, 0 failed"),
+        "totals:\n{report}"
+    );
+    assert!(report.contains("lifecycles/s"));
+}
+
+#[test]
+fn bench_refuses_a_missing_configuration() {
+    let output = Command::new(geni_am_tests::geni_am_bin())
+        .args(["bench", "--config", "/nonexistent/geni-am.toml"])
+        .output()
+        .expect("geni-am bench runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("/nonexistent/geni-am.toml"), "{stderr}");
+}
