@@ -2,16 +2,21 @@
 //! on PostgreSQL: GetVersion → ListResources (plain, `geni_available`,
 //! `geni_compressed`) → Allocate → Provision (with `geni_users`) →
 //! `geni_start` → Status until `geni_ready` → Describe → Renew (longer,
-//! shorter, past the slice: refused) → Delete.
+//! shorter, past the slice: refused, and clamped with `geni_extend_alap`)
+//! → Delete.
 
 use am::time;
 use am::xmlrpc::{self, Value};
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use geni_am_tests::aggregate::{Aggregate, DEMO_SLICE};
-use geni_am_tests::calls::{Envelope, call, creds, decompress, with_version};
+use geni_am_tests::calls::{Envelope, call, creds, decompress, s, st, strs, with_version};
+use geni_am_tests::creds::DevAuthority;
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::{ALICE_KEY, Slice, urns};
 use geni_am_tests::requests::{self, node_client_ids, node_sliver_ids};
+
+/// Days the lifecycle's slice credential is valid.
+const SLICE_DAYS: i64 = 20;
 
 geni_am_tests::on_both_stores!(full_lifecycle);
 
@@ -58,10 +63,16 @@ fn full_lifecycle(store: Store) {
     assert!(unpacked.contains("type=\"advertisement\""));
     assert_eq!(unpacked.matches("<node ").count(), nodes);
 
+    // A slice credential that ends before the longest lease the
+    // aggregate grants (30 days), so "past the slice" is its own refusal.
+    let slice_end = Utc::now() + Duration::days(SLICE_DAYS);
+    let (slice_urn, credential) =
+        DevAuthority::open(aggregate.dir()).slice_credential("demo", slice_end);
+    assert_eq!(slice_urn, DEMO_SLICE);
     let mut slice = Slice {
         client: &mut client,
         urn: DEMO_SLICE.to_owned(),
-        credential: aggregate.read("demo-slice-cred.xml"),
+        credential,
     };
     let allocated = slice.allocate(&requests::vms(&["vm1", "vm2"]));
     let manifest = allocated.rspec();
@@ -93,7 +104,7 @@ fn full_lifecycle(store: Store) {
     );
     assert_describes(&described, &sliver_urns);
 
-    renewals(&mut slice, &sliver_urns);
+    renewals(&mut slice, &sliver_urns, slice_end);
 
     let deleted = slice.delete(&[DEMO_SLICE]);
     assert_eq!(urns(&deleted.slivers()), sliver_urns);
@@ -121,8 +132,9 @@ fn assert_describes(described: &Envelope, sliver_urns: &[String]) {
 }
 
 /// Renew longer, then shorter, then past the slice credential (refused,
-/// leaving the expiry as it was).
-fn renewals(slice: &mut Slice<'_>, sliver_urns: &[String]) {
+/// leaving the expiry as it was; with `geni_extend_alap` clamped to the
+/// slice's end).
+fn renewals(slice: &mut Slice<'_>, sliver_urns: &[String], slice_end: DateTime<Utc>) {
     let current = slice.status(&[DEMO_SLICE]).ok().slivers()[0].expires_at();
     let longer = current + Duration::days(3);
     let renewed = slice.renew(&[DEMO_SLICE], &time::format(&longer)).ok();
@@ -140,7 +152,7 @@ fn renewals(slice: &mut Slice<'_>, sliver_urns: &[String]) {
         "renewed shorter"
     );
 
-    let past_slice = Utc::now() + Duration::days(90);
+    let past_slice = slice_end + Duration::days(1);
     let refused = slice.renew(&[DEMO_SLICE], &time::format(&past_slice));
     assert_ne!(refused.code, 0, "Renew past the slice credential accepted");
     let status = slice.status(&[DEMO_SLICE]).ok();
@@ -151,5 +163,25 @@ fn renewals(slice: &mut Slice<'_>, sliver_urns: &[String]) {
             longer
         };
         assert_eq!(sliver.expires_at(), expected, "unchanged by the refusal");
+    }
+
+    let alap = st(vec![("geni_extend_alap", Value::Boolean(true))]);
+    let clamped = call(
+        slice.client,
+        "Renew",
+        vec![
+            strs(&[DEMO_SLICE]),
+            creds(&slice.credential),
+            s(&time::format(&past_slice)),
+            alap,
+        ],
+    )
+    .ok();
+    for sliver in clamped.slivers() {
+        let expires = sliver.expires_at();
+        assert!(
+            expires <= slice_end && expires > slice_end - Duration::seconds(2),
+            "geni_extend_alap clamps to the slice's end {slice_end}: {sliver:?}"
+        );
     }
 }
