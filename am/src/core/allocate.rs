@@ -112,6 +112,8 @@ impl Aggregate {
         request: &ParsedRequest,
         now: DateTime<Utc>,
     ) -> Result<Allocation, AmError> {
+        // Lock first, so that the checks below see every earlier allocation.
+        components::lock_all(conn)?;
         if let Some(slice) = slices::find(conn, slice_urn)?
             && slice.shut_down
         {
@@ -138,7 +140,6 @@ impl Aggregate {
                 existing.len() + request.nodes.len()
             )));
         }
-        components::lock_all(conn)?;
         let inventory = components::all(conn)?;
         let mut usage = components::usage(conn, now)?;
         slices::find_or_create(conn, slice_urn, principal.credential_expires, now)?;
