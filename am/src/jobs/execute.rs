@@ -24,10 +24,12 @@ pub enum JobError {
 }
 
 impl JobError {
-    /// Whether trying again later may succeed.
+    /// Whether trying again later may succeed. Capacity refusals count:
+    /// the store frees a deleted sliver's capacity at once but its VM is
+    /// destroyed by a later job, so a new VM may briefly not fit.
     pub fn is_transient(&self) -> bool {
         match self {
-            JobError::Backend(err) => err.is_transient(),
+            JobError::Backend(err) => err.class() != crate::backend::ErrorClass::Permanent,
             JobError::Store(_) => true,
         }
     }

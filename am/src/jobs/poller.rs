@@ -34,7 +34,7 @@ fn poll_once(cx: &Context) -> Result<(), JobError> {
             continue;
         }
         if let Err(err) = follow(cx, &sliver) {
-            tracing::debug!(sliver = %sliver.urn, %err, "cannot observe the VM yet");
+            tracing::warn!(sliver = %sliver.urn, %err, "cannot follow the sliver's VM this round");
         }
     }
     Ok(())

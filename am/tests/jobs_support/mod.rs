@@ -198,6 +198,12 @@ impl Harness {
             .unwrap();
     }
 
+    /// Deletes every sliver of `slice` through the core.
+    pub fn delete(&self, slice: &str) {
+        let selector = Selector::Slice(slice.into());
+        self.aggregate.delete(&principal(slice), &selector).unwrap();
+    }
+
     /// Waits (up to 20 s) until the sliver satisfies `done`, and returns it.
     pub fn wait_for(&self, urn: &str, what: &str, done: impl Fn(&SliverRow) -> bool) -> SliverRow {
         let deadline = Instant::now() + Duration::from_secs(20);
