@@ -77,10 +77,6 @@ def states(slivers, key):
     return sorted(set(s[key] for s in slivers))
 
 
-@pytest.mark.xfail(
-    reason="geni-lib reads credential files as bytes, so its v3 calls send geni_value as "
-    "<base64>, which the aggregate does not accept yet (AMAPI.md 1.3: tolerate base64 on input)"
-)
 def test_v3_lifecycle(am):
     root, cert, key = am["tls"]
     creds = [Credential(am["slice_cred"])]

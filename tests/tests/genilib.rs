@@ -62,9 +62,7 @@ fn genilib_lifecycles_pass() {
         "the geni-lib v2 lifecycle passed"
     );
     assert!(
-        ["PASSED", "XFAIL", "XPASS"]
-            .iter()
-            .any(|outcome| stdout.contains(&format!("test_v3_lifecycle {outcome}"))),
-        "the geni-lib v3 lifecycle ran"
+        stdout.contains("test_v3_lifecycle PASSED"),
+        "the geni-lib v3 lifecycle passed"
     );
 }

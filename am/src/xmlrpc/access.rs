@@ -39,9 +39,15 @@ pub fn as_int(value: &Value) -> Option<i64> {
 }
 
 /// The text of a string value (an untyped `<value>` is a string too).
+///
+/// A `<base64>` value whose bytes are UTF-8 text is read as that text:
+/// Python 3 clients marshal `bytes` that way, and geni-lib reads credential
+/// files as bytes, so its credentials arrive as base64 (AMAPI.md §1.3: be
+/// lenient on input).
 pub fn as_str(value: &Value) -> Option<&str> {
     match value {
         Value::String(s) => Some(s),
+        Value::Base64(bytes) => std::str::from_utf8(bytes).ok(),
         _ => None,
     }
 }
@@ -107,6 +113,17 @@ mod tests {
         assert_eq!(as_int(&Value::String(" 42".into())), Some(42));
         assert_eq!(as_int(&Value::String("4x".into())), None);
         assert_eq!(as_int(&Value::Boolean(true)), None);
+    }
+
+    #[test]
+    fn strings_are_read_from_strings_and_utf8_base64() {
+        assert_eq!(as_str(&Value::String("<a/>".into())), Some("<a/>"));
+        assert_eq!(
+            as_str(&Value::Base64(b"<credential/>".to_vec())),
+            Some("<credential/>")
+        );
+        assert_eq!(as_str(&Value::Base64(vec![0xff, 0xfe])), None);
+        assert_eq!(as_str(&Value::Integer(1)), None);
     }
 
     #[test]
