@@ -12,16 +12,21 @@ fn example() -> Config {
     Config::parse(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+fn store_url(dir: &tempfile::TempDir) -> String {
+    dir.path().join("am.sqlite").to_string_lossy().into_owned()
+}
+
 fn fresh_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("am.sqlite").to_str().unwrap(), 4).unwrap();
+    let store = Store::open(&store_url(&dir), 4).unwrap();
     (dir, store)
 }
 
 #[test]
 fn the_example_configuration_launches_the_simulated_cloud_and_seeds_components() {
-    let config = example();
-    let (_dir, store) = fresh_store();
+    let mut config = example();
+    let (dir, store) = fresh_store();
+    config.store.url = store_url(&dir);
 
     let running = jobs::launch(&config, store.clone()).unwrap();
     assert_eq!(running.backend.name(), "simulated cloud");
@@ -41,7 +46,8 @@ fn the_example_configuration_launches_the_simulated_cloud_and_seeds_components()
 fn a_missing_sim_section_is_reported_with_its_key() {
     let mut config = example();
     config.backend.sim = None;
-    let (_dir, store) = fresh_store();
+    let (dir, store) = fresh_store();
+    config.store.url = store_url(&dir);
     let err = jobs::launch(&config, store).err().unwrap();
     assert!(
         err.to_string()

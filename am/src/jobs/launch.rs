@@ -37,12 +37,16 @@ pub enum LaunchError {
     Thread(#[from] std::io::Error),
 }
 
-/// Builds the backend of `config`, writes its inventory to the store's
-/// components and starts the jobs on `store`.
+/// Builds the backend of `config` and writes its inventory to the
+/// components of `store`, then starts the jobs on a pool of their own to
+/// the same database (one connection per thread), so that API calls
+/// holding every connection of the shared pool never stall them.
 pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
     let rows = component_rows(&backend.inventory()?);
     store.sync_components(&rows, Utc::now())?;
-    let jobs = super::start(store, backend.clone(), config.jobs.clone())?;
+    let threads = config.jobs.workers.saturating_add(3);
+    let own = Store::open(&config.store.url, threads)?;
+    let jobs = super::start(own, backend.clone(), config.jobs.clone())?;
     Ok(Running { backend, jobs })
 }
