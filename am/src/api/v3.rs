@@ -143,6 +143,8 @@ fn perform_operational_action(context: &Context<'_>, params: Params<'_>) -> Outc
 /// `Delete(urns, credentials, options)`.
 fn delete(context: &Context<'_>, params: Params<'_>) -> Outcome {
     let options = params.options(2)?;
+    // Checked for shape only: Delete of known slivers cannot partly fail,
+    // so all-or-nothing and best effort answer alike.
     options.flag("geni_best_effort")?;
     let (selector, principal) = context.scope(&params, 0, &options)?;
     let slivers = context.aggregate().delete(&principal, &selector)?;
