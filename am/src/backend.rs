@@ -115,7 +115,7 @@ pub struct VmSpec {
 pub struct VmHandle(pub String);
 
 /// The cloud's handle on a link network.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NetHandle(pub String);
 
 /// What to create for one link of a slice.
@@ -148,7 +148,7 @@ pub enum VmState {
 }
 
 /// One network interface of a VM.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NicAddress {
     /// The network the NIC is attached to; `None` for the control network.
     pub network: Option<NetHandle>,

@@ -212,6 +212,15 @@ impl Config {
                 *path = base.join(&*path);
             }
         }
+        if let Some(path) = self
+            .backend
+            .sim
+            .as_mut()
+            .and_then(|s| s.state_file.as_mut())
+            && path.is_relative()
+        {
+            *path = base.join(&*path);
+        }
         if !self.store.is_postgres() && Path::new(&self.store.url).is_relative() {
             self.store.url = base.join(&self.store.url).display().to_string();
         }

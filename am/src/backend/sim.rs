@@ -3,12 +3,15 @@
 //! `[backend.sim]` configuration; VMs move through pending, booting and
 //! running with configurable delays, boots fail at a configurable, seeded
 //! rate, and every VM gets addresses on the control network and on each
-//! link network it is attached to. Nothing here talks to a real machine.
+//! link network it is attached to. With a `state_file` the VMs and networks
+//! are saved on every change and reloaded at start, so they outlive a
+//! restart of the aggregate. Nothing here talks to a real machine.
 
 pub mod clock;
 pub mod config;
 mod faults;
 mod network;
+mod persist;
 mod vm;
 
 use crate::backend::{
@@ -19,6 +22,7 @@ use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};
 use faults::Faults;
 use network::AddressPool;
+use persist::{SavedNetwork, Snapshot, StateFile};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -31,6 +35,7 @@ pub struct SimulatedCloud {
     domain: String,
     delays: Delays,
     clock: SimClock,
+    state_file: Option<StateFile>,
     state: Mutex<State>,
 }
 
@@ -39,15 +44,9 @@ struct State {
     next_id: u64,
     vms: BTreeMap<u64, SimVm>,
     control: AddressPool,
-    networks: BTreeMap<u64, SimNetwork>,
+    networks: BTreeMap<u64, SavedNetwork>,
     faults: Faults,
     created: u64,
-}
-
-#[derive(Debug)]
-struct SimNetwork {
-    tag: String,
-    pool: AddressPool,
 }
 
 /// Link networks get `192.168.<n>.0/24`, so at most this many exist at once.
@@ -71,9 +70,29 @@ impl SimulatedCloud {
             key: "backend.sim.control_subnet".into(),
             problem,
         })?;
+        let state_file = config.state_file.as_deref().map(StateFile::new);
+        let saved = match &state_file {
+            Some(file) => file.load().map_err(|problem| SimConfigError {
+                key: "backend.sim.state_file".into(),
+                problem,
+            })?,
+            None => None,
+        };
+        let mut state = State {
+            next_id: 1,
+            vms: BTreeMap::new(),
+            control: AddressPool::new(control, None),
+            networks: BTreeMap::new(),
+            faults: Faults::new(config.failure_rate, config.seed),
+            created: 0,
+        };
+        if let Some(saved) = saved {
+            state.restore(saved);
+        }
         tracing::info!(
             hosts = config.hosts.len(),
             failure_rate = config.failure_rate,
+            vms = state.vms.len(),
             "simulated cloud ready (no real VMs are created)"
         );
         Ok(SimulatedCloud {
@@ -85,14 +104,8 @@ impl SimulatedCloud {
                 stop: Duration::from_millis(config.stop_delay_ms),
             },
             clock,
-            state: Mutex::new(State {
-                next_id: 1,
-                vms: BTreeMap::new(),
-                control: AddressPool::new(control, None),
-                networks: BTreeMap::new(),
-                faults: Faults::new(config.failure_rate, config.seed),
-                created: 0,
-            }),
+            state_file,
+            state: Mutex::new(state),
         })
     }
 
@@ -121,7 +134,11 @@ impl SimulatedCloud {
             .iter()
             .find(|(_, vm)| vm.tag == tag)
             .map(|(id, _)| *id);
-        id.map(|id| state.remove_vm(id)).is_some()
+        let removed = id.and_then(|id| state.remove_vm(id)).is_some();
+        if let Err(err) = self.save(&state) {
+            tracing::warn!(%err, "simulated cloud state not saved");
+        }
+        removed
     }
 
     /// How many VMs were ever created (repeated creations of one tag count once).
@@ -134,6 +151,16 @@ impl SimulatedCloud {
         let state = self.lock();
         let id = parse_id(&vm.0, "VM").ok()?;
         state.vms.get(&id).map(|vm| vm.users.clone())
+    }
+
+    /// Writes the state to the state file, if there is one.
+    fn save(&self, state: &State) -> Result<(), BackendError> {
+        match &self.state_file {
+            Some(file) => file
+                .save(&state.snapshot())
+                .map_err(BackendError::Transient),
+            None => Ok(()),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -166,7 +193,8 @@ impl SimulatedCloud {
         let vm = vms.get_mut(&id).ok_or_else(|| not_found("VM", &handle.0))?;
         let failure = faults.boot_failure(&vm.tag, vm.boots + 1);
         tracing::debug!(vm = %handle.0, tag = %vm.tag, operation, "simulated cloud");
-        action(vm, self.clock.now(), failure)
+        action(vm, self.clock.now(), failure)?;
+        self.save(&state)
     }
 
     fn place(&self, state: &State, spec: &VmSpec) -> Result<(usize, u32, u64), BackendError> {
@@ -222,6 +250,26 @@ impl SimulatedCloud {
 }
 
 impl State {
+    /// What the state file keeps.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            next_id: self.next_id,
+            created: self.created,
+            vms: self.vms.clone(),
+            control: self.control.clone(),
+            networks: self.networks.clone(),
+        }
+    }
+
+    /// Takes over the VMs, networks and leases of a saved state.
+    fn restore(&mut self, saved: Snapshot) {
+        self.next_id = saved.next_id;
+        self.created = saved.created;
+        self.vms = saved.vms;
+        self.control = saved.control;
+        self.networks = saved.networks;
+    }
+
     fn find_tag(&self, tag: &str) -> Option<u64> {
         self.vms
             .iter()
@@ -300,6 +348,7 @@ impl Compute for SimulatedCloud {
         }
         tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
         state.vms.insert(id, vm);
+        self.save(&state)?;
         Ok(VmHandle(id.to_string()))
     }
 
@@ -344,7 +393,7 @@ impl Compute for SimulatedCloud {
         if let Some(gone) = state.remove_vm(id) {
             tracing::info!(vm = id, tag = %gone.tag, "simulated cloud destroyed a VM");
         }
-        Ok(())
+        self.save(&state)
     }
 
     fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
@@ -374,12 +423,13 @@ impl Compute for SimulatedCloud {
         let handle = NetHandle(slot.to_string());
         state.networks.insert(
             slot,
-            SimNetwork {
+            SavedNetwork {
                 tag: spec.tag.clone(),
                 pool: AddressPool::new(subnet, Some(handle.clone())),
             },
         );
         tracing::info!(network = slot, tag = %spec.tag, "simulated cloud created a link network");
+        self.save(&state)?;
         Ok(handle)
     }
 
@@ -396,7 +446,7 @@ impl Compute for SimulatedCloud {
             )));
         }
         state.networks.remove(&id);
-        Ok(())
+        self.save(&state)
     }
 }
 

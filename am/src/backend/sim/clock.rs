@@ -1,8 +1,10 @@
-//! Time as the simulated cloud sees it: the real monotonic clock, or a
-//! manual clock tests advance by hand so transitions need no sleeping.
+//! Time as the simulated cloud sees it: the wall clock (time since the Unix
+//! epoch, so instants saved in a state file keep their meaning after a
+//! restart), or a manual clock tests advance by hand so transitions need
+//! no sleeping.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime};
 
 /// The simulated cloud's clock; cheap to clone, clones share the time.
 #[derive(Debug, Clone)]
@@ -10,14 +12,14 @@ pub struct SimClock(Source);
 
 #[derive(Debug, Clone)]
 enum Source {
-    Real(Instant),
+    Real,
     Manual(Arc<Mutex<Duration>>),
 }
 
 impl SimClock {
-    /// The real monotonic clock, starting now.
+    /// The wall clock.
     pub fn real() -> SimClock {
-        SimClock(Source::Real(Instant::now()))
+        SimClock(Source::Real)
     }
 
     /// A clock that stands still until [`SimClock::advance`] moves it.
@@ -25,10 +27,13 @@ impl SimClock {
         SimClock(Source::Manual(Arc::new(Mutex::new(Duration::ZERO))))
     }
 
-    /// Time elapsed since the clock started.
+    /// Time elapsed since the clock started (the Unix epoch for the wall
+    /// clock; zero if the system clock is set before it).
     pub fn now(&self) -> Duration {
         match &self.0 {
-            Source::Real(start) => start.elapsed(),
+            Source::Real => SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default(),
             Source::Manual(now) => *now.lock().unwrap_or_else(PoisonError::into_inner),
         }
     }
@@ -55,9 +60,11 @@ mod tests {
     }
 
     #[test]
-    fn the_real_clock_ignores_advance() {
+    fn the_real_clock_ignores_advance_and_counts_from_the_epoch() {
         let clock = SimClock::real();
+        let before = clock.now();
+        assert!(before > Duration::from_secs(1_600_000_000), "{before:?}");
         clock.advance(Duration::from_secs(3600));
-        assert!(clock.now() < Duration::from_secs(3600));
+        assert!(clock.now() < before + Duration::from_secs(3600));
     }
 }

@@ -36,6 +36,11 @@ pub struct SimConfig {
     pub hosts: Vec<SimHostConfig>,
     /// The VM flavours.
     pub sliver_types: Vec<SimSliverTypeConfig>,
+    /// JSON file the simulated VMs and networks are saved to on every
+    /// change and reloaded from at start, so they outlive a restart of
+    /// the aggregate; unset, they live in the process only.
+    #[serde(default)]
+    pub state_file: Option<std::path::PathBuf>,
 }
 
 /// One `[[backend.sim.hosts]]` entry.
@@ -114,7 +119,7 @@ fn default_control_subnet() -> String {
 }
 
 /// An IPv4 subnet, parsed from `a.b.c.d/n`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Subnet {
     /// The network address (host bits cleared).
     pub base: Ipv4Addr,

@@ -4,11 +4,12 @@
 
 use super::config::Subnet;
 use crate::backend::{BackendError, NetHandle, NicAddress};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
 /// The addresses of one network and which of them are leased.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AddressPool {
     subnet: Subnet,
     network: Option<NetHandle>,

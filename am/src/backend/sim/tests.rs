@@ -256,3 +256,76 @@ fn the_cloud_is_shared_between_threads() {
     }
     assert_eq!(cloud.vms_created(), 2);
 }
+
+/// A cloud on `clock` saving to `file`.
+fn saved_cloud(file: &std::path::Path, clock: &SimClock) -> Result<SimulatedCloud, SimConfigError> {
+    let mut config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
+    config.state_file = Some(file.to_owned());
+    SimulatedCloud::with_clock(&config, AUTHORITY, clock.clone())
+}
+
+#[test]
+fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    let clock = SimClock::manual();
+    let first = saved_cloud(&file, &clock).unwrap();
+    let net = first
+        .create_network(&NetSpec {
+            tag: "link".into(),
+            name: "lan0".into(),
+        })
+        .unwrap();
+    let mut linked = spec("linked");
+    linked.networks = vec![net.clone()];
+    let vm = first.create_vm(&linked).unwrap();
+    let gone = first.create_vm(&spec("gone")).unwrap();
+    first.destroy(&gone).unwrap();
+    advance(&first, 100);
+    first.start(&vm).unwrap();
+    advance(&first, 400);
+    let before = first.observe(&vm).unwrap();
+    assert_eq!(before.state, VmState::Booting);
+    drop(first);
+
+    let second = saved_cloud(&file, &clock).unwrap();
+    let after = second.observe(&vm).unwrap();
+    assert_eq!(after, before, "the VM comes back as it was saved");
+    assert_eq!(
+        second.find_vm("gone").unwrap(),
+        None,
+        "destroyed VMs stay gone"
+    );
+    assert_eq!(second.vms_created(), 2);
+    advance(&second, 600);
+    assert_eq!(
+        state(&second, &vm),
+        VmState::Running,
+        "the boot continues from its saved start"
+    );
+    let again = second
+        .create_network(&NetSpec {
+            tag: "link".into(),
+            name: "lan0".into(),
+        })
+        .unwrap();
+    assert_eq!(again, net, "the saved network is found by its tag");
+    let mut other = spec("other");
+    other.networks = vec![net];
+    let fresh = second.create_vm(&other).unwrap();
+    assert_ne!(fresh, vm);
+    let fresh_ips = second.observe(&fresh).unwrap().addresses;
+    for (old, new) in before.addresses.iter().zip(&fresh_ips) {
+        assert_ne!(old.ip, new.ip, "saved leases are not handed out again");
+    }
+}
+
+#[test]
+fn an_unreadable_state_file_is_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    std::fs::write(&file, "{ not json").unwrap();
+    let err = saved_cloud(&file, &SimClock::manual()).unwrap_err();
+    assert_eq!(err.key, "backend.sim.state_file");
+    assert!(err.problem.contains("sim.json"), "{err}");
+}

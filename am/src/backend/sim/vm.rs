@@ -3,6 +3,7 @@
 //! or failed; stopping → off).
 
 use crate::backend::{BackendError, NicAddress, UserKeys, VmObservation, VmState};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ pub struct Delays {
 }
 
 /// Where a VM is in its life, and since when.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 enum Phase {
     Pending,
     Off,
@@ -30,7 +31,7 @@ enum Phase {
 }
 
 /// A VM of the simulated cloud.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimVm {
     /// The tag given at creation.
     pub tag: String,

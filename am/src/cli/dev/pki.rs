@@ -189,6 +189,7 @@ kind = "sim"
 
 [backend.sim]
 boot_delay_ms = 2000
+state_file = "geni-am-sim.json"
 
 [[backend.sim.hosts]]
 name = "host1"
