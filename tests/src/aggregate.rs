@@ -1,7 +1,7 @@
 //! The real `geni-am` binary as a test fixture: `geni-am dev init` writes a
 //! development PKI and configuration into a temporary directory, the
 //! configuration is pointed at the test's store (and given fast simulated
-//! VMs), `geni-am serve` is started on a free loopback port and awaited
+//! VMs that are saved next to it, so they outlive a restart), `geni-am serve` is started on a free loopback port and awaited
 //! until it listens. The process can be killed and started again on the
 //! same store, and a second process can share a PostgreSQL store.
 
@@ -64,6 +64,13 @@ impl Aggregate {
             .parse()
             .expect("the configuration is TOML");
         set(&mut table, &["store", "url"], store.url().into());
+        let state_file = dir.path().join("geni-am-sim.json");
+        let state_file = state_file.display().to_string();
+        set(
+            &mut table,
+            &["backend", "sim", "state_file"],
+            state_file.into(),
+        );
         for (key, ms) in [
             ("create_delay_ms", 0),
             ("boot_delay_ms", 200),

@@ -1,8 +1,9 @@
 //! Slices with several slivers and a restart, over TLS against the real
 //! binary on SQLite and on PostgreSQL: a multi-sliver slice grown by two
 //! Allocates and partially deleted; an aggregate killed after Provision
-//! and started again answers Status and Describe unchanged and continues
-//! the lifecycle (Renew, Delete).
+//! and started again answers Status and Describe unchanged, finds its
+//! simulated VMs again and continues the lifecycle (start until ready,
+//! Renew, Delete) without marking any sliver failed.
 
 use geni_am_tests::aggregate::{Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::Sliver;
@@ -92,14 +93,27 @@ fn restart_mid_lifecycle(store: Store) {
         node_client_ids(&manifest_before)
     );
 
-    // The simulated cloud lives in the process, so its VMs did not survive
-    // the kill (the reconciler may mark the slivers failed); the slivers
-    // themselves did, and their lifecycle goes on.
+    // The simulated cloud saved its VMs, so they outlived the kill as a
+    // real cloud's would: nothing is marked failed and the lifecycle goes
+    // on through start, ready, renew and delete.
+    assert_not_failed(&status_after);
+    let started = slice.action(&[DEMO_SLICE], "geni_start").ok();
+    assert_not_failed(&started.slivers());
+    let ready = slice.wait_ready(&[DEMO_SLICE]).slivers();
+    assert_eq!(urns(&ready), urns(&status_after));
     let until = am::time::format(&(chrono::Utc::now() + chrono::Duration::days(2)));
     let renewed = slice.renew(&[DEMO_SLICE], &until).ok();
     assert!(renewed.slivers().iter().all(|s| s.expires == until));
+    assert_not_failed(&slice.status(&[DEMO_SLICE]).ok().slivers());
     let deleted = slice.delete(&[DEMO_SLICE]);
     assert_eq!(urns(&deleted.slivers()), urns(&status_after));
+}
+
+fn assert_not_failed(slivers: &[Sliver]) {
+    assert!(
+        slivers.iter().all(|s| s.operational != "geni_failed"),
+        "a sliver was marked failed: {slivers:?}"
+    );
 }
 
 fn sorted(mut slivers: Vec<Sliver>) -> Vec<Sliver> {
