@@ -112,11 +112,18 @@ impl Slice<'_> {
     /// Polls Status of `urns` until every sliver is `geni_ready` (bounded):
     /// the last Status answer.
     pub fn wait_ready(&mut self, urns: &[&str]) -> Envelope {
+        self.wait_operational(urns, "geni_ready")
+    }
+
+    /// Polls Status of `urns` until every sliver is in operational state
+    /// `state` (bounded), failing at once if one is `geni_failed`: the last
+    /// Status answer.
+    pub fn wait_operational(&mut self, urns: &[&str], state: &str) -> Envelope {
         let started = Instant::now();
         loop {
             let status = self.status(urns).ok();
             let slivers = status.slivers();
-            if !slivers.is_empty() && slivers.iter().all(|s| s.operational == "geni_ready") {
+            if !slivers.is_empty() && slivers.iter().all(|s| s.operational == state) {
                 return status;
             }
             assert!(
@@ -125,7 +132,7 @@ impl Slice<'_> {
             );
             assert!(
                 started.elapsed() < READY_TIMEOUT,
-                "not geni_ready after {READY_TIMEOUT:?}: {slivers:?}"
+                "not {state} after {READY_TIMEOUT:?}: {slivers:?}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }

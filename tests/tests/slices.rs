@@ -62,7 +62,11 @@ fn restart_mid_lifecycle(store: Store) {
         };
         slice.allocate(&requests::vms(&["keep1", "keep2"]));
         slice.provision(&[DEMO_SLICE]);
-        let status = slice.status(&[DEMO_SLICE]).ok().slivers();
+        // The kill comes once the cloud holds the VMs, so that only a cloud
+        // that keeps them lets the slivers go on after the restart.
+        let status = slice
+            .wait_operational(&[DEMO_SLICE], "geni_notready")
+            .slivers();
         (status, slice.describe(&[DEMO_SLICE]).ok().rspec())
     };
 
