@@ -42,6 +42,12 @@ fn the_dev_configuration_loads_with_paths_resolved_against_its_directory() {
         config.store.url,
         dir.path().join("geni-am.sqlite").display().to_string()
     );
+    let sim = config.backend.sim.as_ref().unwrap();
+    assert_eq!(
+        sim.state_file.as_deref(),
+        Some(dir.path().join("geni-am-sim.json").as_path()),
+        "the simulated cloud is saved next to the configuration"
+    );
     assert_eq!(config.server.body_limit, 16 << 20);
     assert_eq!(config.server.api_url(2), "https://localhost:8443/am/2");
     assert_eq!(
