@@ -95,7 +95,7 @@ Call it with curl (GetVersion):
     {url}
 
 With geni-lib (pip install geni-lib six):
-  python3 -c 'from geni.minigcf import amapi3; print(amapi3.getversion("{url}", "{ca}", "{cert}", "{key}", {{}}))'
+  python3 -c 'from geni.minigcf import amapi3; print(amapi3.getversion("{url}", "{ca}", "{cert}", "{key}", ({{}},)))'
 
 With omni: use {cert} and {key} as the user certificate and key, the slice
 credential {slice_cred} (slice {slice}) and the user credential
