@@ -11,6 +11,7 @@
 //! implements the same trait.
 
 pub mod components;
+pub mod opennebula;
 pub mod sim;
 
 use crate::config::{BackendConfig, BackendKind};
@@ -107,7 +108,41 @@ pub struct VmSpec {
     /// Users and keys to install at first boot.
     pub users: Vec<UserKeys>,
     /// Link networks to attach, one NIC each, in order.
-    pub networks: Vec<NetHandle>,
+    pub networks: Vec<NicSpec>,
+    /// Whether the request asked for the host alone (`exclusive="true"`).
+    pub exclusive: bool,
+    /// Archives to download and unpack at first boot (`<install>`), in order.
+    pub install: Vec<InstallSpec>,
+    /// Commands to run at first boot, after the installs (`<execute>`), in order.
+    pub execute: Vec<ExecuteSpec>,
+}
+
+/// One `<install>` service of a request node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallSpec {
+    /// The archive to download (`url`).
+    pub url: String,
+    /// The directory to unpack it into (`install_path`).
+    pub install_path: String,
+}
+
+/// One `<execute>` service of a request node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecuteSpec {
+    /// The shell to run the command with (`shell`, e.g. `sh`).
+    pub shell: String,
+    /// The command line (`command`).
+    pub command: String,
+}
+
+/// One NIC of a VM on a link network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NicSpec {
+    /// The link network the NIC is attached to.
+    pub network: NetHandle,
+    /// The IPv4 address the request asked for; the cloud picks one when
+    /// `None` or when the asked address is taken.
+    pub ip: Option<String>,
 }
 
 /// The cloud's handle on a VM (an OpenNebula VM id, a simulator id).

@@ -317,7 +317,8 @@ impl Compute for SimulatedCloud {
         }
         let (host, cpus, memory_mb) = self.place(&state, spec)?;
         let mut nics = vec![state.control.lease()?];
-        for net in &spec.networks {
+        for nic in &spec.networks {
+            let net = &nic.network;
             let id = parse_id(&net.0, "network")?;
             let leased = match state.networks.get_mut(&id) {
                 Some(network) => network.pool.lease(),

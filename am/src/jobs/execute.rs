@@ -77,6 +77,9 @@ fn vm_spec(sliver: &SliverRow, users: Vec<UserKeys>) -> VmSpec {
         disk_image: sliver.disk_image.clone(),
         users,
         networks: Vec::new(),
+        exclusive: sliver.exclusive,
+        install: Vec::new(),
+        execute: Vec::new(),
     }
 }
 

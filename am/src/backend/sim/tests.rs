@@ -2,7 +2,7 @@
 //! clock so every transition is observed without sleeping.
 
 use super::*;
-use crate::backend::ErrorClass;
+use crate::backend::{ErrorClass, NicSpec};
 
 const AUTHORITY: &str = "geni-am.example.net";
 
@@ -23,6 +23,9 @@ fn spec(tag: &str) -> VmSpec {
             keys: vec!["ssh-ed25519 AAAA alice".into()],
         }],
         networks: Vec::new(),
+        exclusive: false,
+        install: Vec::new(),
+        execute: Vec::new(),
     }
 }
 
@@ -198,6 +201,13 @@ fn users_are_installed_at_creation_and_replaced_on_update() {
     assert_eq!(cloud.users_of(&vm).unwrap()[alice], vec!["k2", "k3"]);
 }
 
+fn nic(network: &NetHandle) -> NicSpec {
+    NicSpec {
+        network: network.clone(),
+        ip: None,
+    }
+}
+
 #[test]
 fn link_networks_give_each_vm_an_address_and_are_idempotent() {
     let cloud = cloud();
@@ -208,9 +218,9 @@ fn link_networks_give_each_vm_an_address_and_are_idempotent() {
     let net = cloud.create_network(&link).unwrap();
     assert_eq!(cloud.create_network(&link).unwrap(), net);
     let mut a = spec("a");
-    a.networks = vec![net.clone()];
+    a.networks = vec![nic(&net)];
     let mut b = spec("b");
-    b.networks = vec![net.clone()];
+    b.networks = vec![nic(&net)];
     let a = cloud.create_vm(&a).unwrap();
     let b = cloud.create_vm(&b).unwrap();
     let ip = |vm: &VmHandle| cloud.observe(vm).unwrap().addresses[1].ip.clone();
@@ -221,7 +231,7 @@ fn link_networks_give_each_vm_an_address_and_are_idempotent() {
     cloud.destroy(&b).unwrap();
     cloud.destroy_network(&net).unwrap();
     let mut c = spec("c");
-    c.networks = vec![net];
+    c.networks = vec![nic(&net)];
     assert!(matches!(
         cloud.create_vm(&c).unwrap_err(),
         BackendError::NotFound { .. }
@@ -277,7 +287,7 @@ fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
         })
         .unwrap();
     let mut linked = spec("linked");
-    linked.networks = vec![net.clone()];
+    linked.networks = vec![nic(&net)];
     let vm = first.create_vm(&linked).unwrap();
     let gone = first.create_vm(&spec("gone")).unwrap();
     first.destroy(&gone).unwrap();
@@ -311,7 +321,7 @@ fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
         .unwrap();
     assert_eq!(again, net, "the saved network is found by its tag");
     let mut other = spec("other");
-    other.networks = vec![net];
+    other.networks = vec![nic(&net)];
     let fresh = second.create_vm(&other).unwrap();
     assert_ne!(fresh, vm);
     let fresh_ips = second.observe(&fresh).unwrap().addresses;

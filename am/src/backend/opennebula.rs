@@ -1,0 +1,8 @@
+//! The OpenNebula backend: a [`crate::backend::Compute`] implementation that
+//! drives a real `oned` over its XML-RPC API (OPENNEBULA.md).
+//!
+//! [`rpc`] is the protocol layer: calls, the reply shapes of every server
+//! version, error codes and their classification, the session, timeouts and
+//! retries. The driver on top of it turns slivers into VMs and link networks.
+
+pub mod rpc;
