@@ -82,6 +82,9 @@ pub fn small_vm(tag: &str, host: Option<String>) -> VmSpec {
         disk_image: None,
         users: Vec::new(),
         networks: Vec::new(),
+        exclusive: false,
+        install: Vec::new(),
+        execute: Vec::new(),
     }
 }
 
