@@ -4,6 +4,14 @@
 //! error channels (a `[false, …]` reply or an XML-RPC fault) or the
 //! transport failed, classified for retry decisions (OPENNEBULA.md §1.3,
 //! §1.4, §6.3).
+//!
+//! [`wire`] encodes calls and reads replies, [`session`] holds the
+//! validated `user:secret`.
+
+pub mod session;
+pub mod wire;
+
+pub use session::{Session, SessionError};
 
 /// One parameter of a call, after the session (which the client adds as
 /// parameter #0). OpenNebula enforces the XML-RPC types.
