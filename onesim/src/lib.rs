@@ -1,0 +1,26 @@
+//! onesim — an OpenNebula simulator for tests.
+//!
+//! No `oned` runs in CI, so the OpenNebula backend is tested against this
+//! simulator: a real HTTP XML-RPC server, started inside a test process
+//! ([`OneSim::start`]) or as the `onesim` binary, that answers like oned of a
+//! chosen release (5.x, 6.x, 7.x). For OpenNebula 7.4.0 its replies equal the
+//! recorded traffic of a real oned byte for byte (see `tests/recorded.rs`);
+//! its documents validate against each release's official schemas. Tests
+//! steer it through a control API: a settable clock, life-cycle delays,
+//! injected boot failures, quotas, capacity limits and transport faults, and
+//! inspection of the VMs, networks, templates and calls it received.
+
+pub mod cloud;
+pub mod docs;
+pub mod methods;
+pub mod networks;
+pub mod server;
+pub mod template;
+pub mod version;
+pub mod versions;
+pub mod xml;
+pub mod xmlrpc;
+
+pub use cloud::Delays;
+pub use server::{OneSim, SimSettings, StartError, TransportFault};
+pub use version::Version;
