@@ -171,6 +171,18 @@ impl Delays {
         epilog: Duration::ZERO,
         dispatch: Duration::ZERO,
     };
+
+    /// Every life-cycle phase takes `phase`; accepted actions reach the driver after `dispatch`.
+    pub const fn uniform(phase: Duration, dispatch: Duration) -> Delays {
+        Delays {
+            schedule: phase,
+            prolog: phase,
+            boot: phase,
+            shutdown: phase,
+            epilog: phase,
+            dispatch,
+        }
+    }
 }
 
 /// A step of the life cycle that happens when its time comes.

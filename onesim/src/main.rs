@@ -24,14 +24,7 @@ struct Args {
 fn main() {
     let args = Args::parse();
     let phase = Duration::from_millis(args.phase_ms);
-    let delays = Delays {
-        schedule: phase,
-        prolog: phase,
-        boot: phase,
-        shutdown: phase,
-        epilog: phase,
-        dispatch: phase,
-    };
+    let delays = Delays::uniform(phase, phase);
     let settings = SimSettings {
         version: args.version,
         delays,
