@@ -374,13 +374,16 @@ fn write_response(stream: &mut TcpStream, status: &str, body: &str, close: bool)
         "HTTP/1.1 {status}\r\nConnection: {connection}\r\nServer: {SERVER_HEADER}\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body.as_bytes())?;
+    // One write: a separate body segment would wait for the client's delayed ACK.
+    let mut message = head.into_bytes();
+    message.extend_from_slice(body.as_bytes());
+    stream.write_all(&message)?;
     stream.flush()
 }
 
 fn serve_connection(stream: TcpStream, shared: &Shared) {
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
+    let _ = stream.set_nodelay(true);
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };

@@ -45,6 +45,7 @@ fn escape(s: &str) -> String {
 
 /// One HTTP connection to the simulator.
 pub struct Connection {
+    address: SocketAddr,
     reader: BufReader<TcpStream>,
     writer: TcpStream,
 }
@@ -67,6 +68,7 @@ impl Connection {
             .set_read_timeout(Some(std::time::Duration::from_secs(20)))
             .expect("timeout");
         Connection {
+            address,
             writer: stream.try_clone().expect("clone"),
             reader: BufReader::new(stream),
         }
@@ -110,9 +112,12 @@ impl Connection {
         })
     }
 
-    /// Calls a method and decodes the reply.
+    /// Calls a method and decodes the reply, reconnecting when the server closed the connection.
     pub fn call(&mut self, method: &str, params: &[P]) -> Reply {
         let answer = self.post(&encode(method, params)).expect("an answer");
+        if answer.connection == "close" {
+            *self = Connection::open(self.address);
+        }
         assert_eq!(answer.status, 200, "HTTP status");
         decode(&answer.body)
     }
