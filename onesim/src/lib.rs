@@ -10,6 +10,8 @@
 //! injected boot failures, quotas, capacity limits and transport faults, and
 //! inspection of the VMs, networks, templates and calls it received.
 
+#![warn(missing_docs)]
+
 pub mod cloud;
 pub mod docs;
 pub mod methods;

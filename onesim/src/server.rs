@@ -313,18 +313,33 @@ struct Head {
     close: bool,
 }
 
+/// Reads one line of the request head, never more than `budget` bytes.
+fn read_limited_line(reader: &mut BufReader<TcpStream>, budget: &mut usize) -> io::Result<String> {
+    let mut line = Vec::new();
+    let limit = u64::try_from(*budget).unwrap_or(u64::MAX);
+    let n = reader.by_ref().take(limit).read_until(b'\n', &mut line)?;
+    *budget = budget.saturating_sub(n);
+    if n > 0 && !line.ends_with(b"\n") && *budget == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "request head too large",
+        ));
+    }
+    String::from_utf8(line)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "request head is not UTF-8"))
+}
+
 fn read_head(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Head>> {
-    let mut total = 0;
-    let mut request_line = String::new();
-    loop {
-        request_line.clear();
-        if reader.read_line(&mut request_line)? == 0 {
+    let mut budget = MAX_HEAD;
+    let request_line = loop {
+        let line = read_limited_line(reader, &mut budget)?;
+        if line.is_empty() {
             return Ok(None);
         }
-        if !request_line.trim().is_empty() {
-            break;
+        if !line.trim().is_empty() {
+            break line;
         }
-    }
+    };
     let mut parts = request_line.split_whitespace();
     let method = parts.next().unwrap_or("").to_owned();
     let path = parts.next().unwrap_or("").to_owned();
@@ -336,13 +351,11 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Head>> {
         close: http10,
     };
     loop {
-        let mut line = String::new();
-        let n = reader.read_line(&mut line)?;
-        total += n;
-        if n == 0 || total > MAX_HEAD {
+        let line = read_limited_line(reader, &mut budget)?;
+        if line.is_empty() {
             return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "request head too large or cut",
+                io::ErrorKind::UnexpectedEof,
+                "request head cut",
             ));
         }
         let line = line.trim_end();
