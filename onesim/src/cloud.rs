@@ -380,6 +380,10 @@ pub mod seed {
     pub const TEMPLATE: &str = include_str!("../seed/template.xml");
     /// USER oneadmin.
     pub const USER: &str = include_str!("../seed/user.xml");
+    /// The datastore pool (the dummy system, image and file datastores).
+    pub const DATASTORE_POOL: &str = include_str!("../seed/datastorepool.xml");
+    /// The cluster pool (cluster "default").
+    pub const CLUSTER_POOL: &str = include_str!("../seed/clusterpool.xml");
     /// oned.conf as `one.system.config` returned it.
     pub const CONFIG: &str = include_str!("../seed/config.xml");
 }

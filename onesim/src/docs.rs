@@ -347,3 +347,20 @@ pub fn vnet(cloud: &Cloud, vnet: &Vnet, pool_form: bool) -> Element {
     }
     versions::adapt_vnet(cloud.version, doc)
 }
+
+/// The cluster pool: cluster "default" listing the current hosts and networks.
+pub fn cluster_pool(cloud: &Cloud) -> Element {
+    let mut pool = crate::xml::parse(crate::cloud::seed::CLUSTER_POOL)
+        .unwrap_or_else(|_| pool("CLUSTER_POOL", Vec::new()));
+    if let Some(cluster) = pool.child_mut("CLUSTER") {
+        cluster.set_children(
+            "HOSTS",
+            cloud.hosts.iter().map(|h| num("ID", h.id)).collect(),
+        );
+        cluster.set_children(
+            "VNETS",
+            cloud.vnets.iter().map(|v| num("ID", v.id)).collect(),
+        );
+    }
+    pool
+}

@@ -31,7 +31,11 @@ use Ty::{B, I, S};
 fn signature(cloud: &Cloud, method: &str) -> Option<Signature> {
     let v = cloud.version;
     Some(match method {
-        "one.system.version" | "one.system.config" | "one.hostpool.info" => sig(&[], &[]),
+        "one.system.version"
+        | "one.system.config"
+        | "one.hostpool.info"
+        | "one.datastorepool.info"
+        | "one.clusterpool.info" => sig(&[], &[]),
         "one.user.info" | "one.vm.info" | "one.host.info" | "one.vn.info" => sig(&[I], &[B]),
         "one.template.info" => sig(&[I], &[B, B]),
         "one.templatepool.info" | "one.imagepool.info" | "one.vnpool.info" => sig(&[I, I, I], &[]),
@@ -185,6 +189,8 @@ fn run(cloud: &mut Cloud, method: &str, p: &Params<'_>) -> Result<Payload, Refus
     match method {
         "one.system.version" => Ok(Payload::Str(cloud.version.to_string())),
         "one.system.config" => Ok(Payload::Str(crate::cloud::seed::CONFIG.to_owned())),
+        "one.datastorepool.info" => Ok(Payload::Str(crate::cloud::seed::DATASTORE_POOL.to_owned())),
+        "one.clusterpool.info" => Ok(doc(docs::cluster_pool(cloud))),
         "one.user.info" => match p.int(0) {
             -1 | 0 => Ok(doc(crate::versions::adapt_user(
                 cloud.version,
