@@ -88,7 +88,8 @@ impl Client {
         key: &Path,
         ca: Option<&Path>,
     ) -> Result<Client, ClientError> {
-        let (host, port, path) = split_url(url).ok_or_else(|| ClientError::BadUrl(url.into()))?;
+        let (host, port, path) =
+            split_url(url, "https", 443).ok_or_else(|| ClientError::BadUrl(url.into()))?;
         let identity = TlsIdentity::load(cert, key)?;
         let tls = |e: openssl::error::ErrorStack| ClientError::Tls(e.to_string());
         let mut builder = SslConnector::builder(SslMethod::tls_client()).map_err(tls)?;
@@ -183,7 +184,7 @@ impl Client {
         writer.write_all(head.as_bytes()).map_err(io)?;
         writer.write_all(body).map_err(io)?;
         writer.flush().map_err(io)?;
-        let (reply, keep) = read_reply(&mut stream).map_err(|e| match e {
+        let (reply, keep) = read_reply(&mut stream, MAX_RESPONSE).map_err(|e| match e {
             ReadError::Io(source) => io(source),
             ReadError::Http(message) => ClientError::Http(message),
         })?;
@@ -210,24 +211,31 @@ impl Client {
     }
 }
 
-/// `https://host[:port]/path` → (host, port, path); IPv6 hosts in brackets.
-fn split_url(url: &str) -> Option<(String, u16, String)> {
-    let rest = url.strip_prefix("https://")?;
+/// `SCHEME://host[:port]/path` → (host, port, path), the port defaulting
+/// to `default_port` and the path to `/`; IPv6 hosts in brackets.
+pub(crate) fn split_url(
+    url: &str,
+    scheme: &str,
+    default_port: u16,
+) -> Option<(String, u16, String)> {
+    let rest = url.strip_prefix(scheme)?.strip_prefix("://")?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
     let (host, port) = match authority.rsplit_once(':') {
         Some((host, port)) if !port.contains(']') => (host, port.parse().ok()?),
-        _ => (authority, 443),
+        _ => (authority, default_port),
     };
     let host = host.trim_start_matches('[').trim_end_matches(']');
     (!host.is_empty()).then(|| (host.to_owned(), port, path.to_owned()))
 }
 
 /// Why an answer could not be read.
-enum ReadError {
+pub(crate) enum ReadError {
+    /// The connection failed or timed out.
     Io(std::io::Error),
+    /// The bytes are not an HTTP/1.1 answer this client reads.
     Http(String),
 }
 
@@ -237,8 +245,12 @@ impl From<std::io::Error> for ReadError {
     }
 }
 
-/// Reads one answer; also says whether the connection may be reused.
-fn read_reply(stream: &mut impl BufRead) -> Result<(HttpReply, bool), ReadError> {
+/// Reads one answer whose body is at most `limit` bytes; also says whether
+/// the connection may be reused.
+pub(crate) fn read_reply(
+    stream: &mut impl BufRead,
+    limit: usize,
+) -> Result<(HttpReply, bool), ReadError> {
     let http = |m: &str| ReadError::Http(m.to_owned());
     let mut head_bytes = 0;
     let mut line = String::new();
@@ -279,12 +291,14 @@ fn read_reply(stream: &mut impl BufRead) -> Result<(HttpReply, bool), ReadError>
         }
     }
     let body = if chunked {
-        read_chunked(stream)?
+        read_chunked(stream, limit)?
     } else {
         let length = length
             .ok_or_else(|| http("the answer has neither Content-Length nor chunked encoding"))?;
-        if length > MAX_RESPONSE {
-            return Err(http("the answer is larger than the client accepts"));
+        if length > limit {
+            return Err(ReadError::Http(format!(
+                "the answer announces {length} bytes, more than the limit of {limit} bytes"
+            )));
         }
         let mut body = vec![0; length];
         stream.read_exact(&mut body)?;
@@ -294,7 +308,7 @@ fn read_reply(stream: &mut impl BufRead) -> Result<(HttpReply, bool), ReadError>
 }
 
 /// Reads a chunked body.
-fn read_chunked(stream: &mut impl BufRead) -> Result<Vec<u8>, ReadError> {
+fn read_chunked(stream: &mut impl BufRead, limit: usize) -> Result<Vec<u8>, ReadError> {
     let mut body = Vec::new();
     loop {
         let mut size_line = String::new();
@@ -302,10 +316,10 @@ fn read_chunked(stream: &mut impl BufRead) -> Result<Vec<u8>, ReadError> {
         let size_text = size_line.trim().split(';').next().unwrap_or_default();
         let size = usize::from_str_radix(size_text, 16)
             .map_err(|_| ReadError::Http(format!("bad chunk size `{}`", size_line.trim())))?;
-        if body.len() + size > MAX_RESPONSE {
-            return Err(ReadError::Http(
-                "the answer is larger than the client accepts".into(),
-            ));
+        if body.len().saturating_add(size) > limit {
+            return Err(ReadError::Http(format!(
+                "the chunked answer exceeds the limit of {limit} bytes"
+            )));
         }
         let start = body.len();
         body.resize(start + size, 0);

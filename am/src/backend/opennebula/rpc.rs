@@ -6,11 +6,13 @@
 //! §1.4, §6.3).
 //!
 //! [`wire`] encodes calls and reads replies, [`session`] holds the
-//! validated `user:secret`.
+//! validated `user:secret`, [`client`] is the [`OneRpc`] of a real oned.
 
+pub mod client;
 pub mod session;
 pub mod wire;
 
+pub use client::{ClientError, ClientSettings, OneClient, is_repeatable};
 pub use session::{Session, SessionError};
 
 /// One parameter of a call, after the session (which the client adds as
