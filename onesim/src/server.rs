@@ -311,6 +311,8 @@ struct Head {
     path: String,
     content_length: usize,
     close: bool,
+    expect_continue: bool,
+    chunked: bool,
 }
 
 /// Reads one line of the request head, never more than `budget` bytes.
@@ -349,6 +351,8 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Head>> {
         path,
         content_length: 0,
         close: http10,
+        expect_continue: false,
+        chunked: false,
     };
     loop {
         let line = read_limited_line(reader, &mut budget)?;
@@ -369,6 +373,10 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Head>> {
                     head.content_length = value.parse().map_err(|_| {
                         io::Error::new(io::ErrorKind::InvalidData, "bad Content-Length")
                     })?;
+                }
+                "expect" => head.expect_continue = value.eq_ignore_ascii_case("100-continue"),
+                "transfer-encoding" => {
+                    head.chunked = value.to_ascii_lowercase().contains("chunked")
                 }
                 "connection" => {
                     let value = value.to_ascii_lowercase();
@@ -413,8 +421,15 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
                 return;
             }
         };
+        if head.chunked {
+            let _ = write_response(&mut writer, "411 Length Required", "", true);
+            return;
+        }
         if head.content_length > MAX_BODY {
             let _ = write_response(&mut writer, "413 Payload Too Large", "", true);
+            return;
+        }
+        if head.expect_continue && writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").is_err() {
             return;
         }
         let mut body = vec![0; head.content_length];

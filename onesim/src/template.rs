@@ -84,12 +84,6 @@ impl Template {
         }
     }
 
-    /// Merges `extra` by name, replacing same-named attributes but keeping the
-    /// rest (the `one.vm.update` merge mode).
-    pub fn merge_update(&mut self, extra: &Template) {
-        self.merge_replacing(extra);
-    }
-
     /// The template as oned stores it: attributes sorted by name (stable), vector
     /// members sorted by name, every value in CDATA.
     pub fn to_elements(&self) -> Vec<Element> {

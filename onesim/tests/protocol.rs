@@ -290,3 +290,34 @@ fn oversized_heads_and_other_paths_are_refused() {
     assert!(answer.starts_with("HTTP/1.1 404 "), "{answer}");
     assert_eq!(sim.call_count("one.system.version"), 0);
 }
+
+#[test]
+fn expect_continue_and_chunked_bodies() {
+    use std::io::{Read, Write};
+    let sim = sim("7.4.0");
+    let body = encode("one.system.version", &[SESSION]);
+    let mut stream = std::net::TcpStream::connect(sim.address()).expect("connect");
+    let head = format!(
+        "POST /RPC2 HTTP/1.1\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("head");
+    let mut interim = [0u8; 25];
+    stream.read_exact(&mut interim).expect("interim answer");
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(body.as_bytes()).expect("body");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("answer");
+    assert!(
+        answer.starts_with("HTTP/1.1 200 OK") && answer.contains("<string>7.4.0</string>"),
+        "{answer}"
+    );
+
+    let mut stream = std::net::TcpStream::connect(sim.address()).expect("connect");
+    stream
+        .write_all(b"POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        .expect("send");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 411 "), "{answer}");
+}
