@@ -310,6 +310,27 @@ pub struct Vm {
 }
 
 impl Vm {
+    /// Starts a new HISTORY record on `host` at `secs` and returns it.
+    fn open_history(&mut self, host: usize, secs: i64) -> &mut History {
+        let seq = i32::try_from(self.history.len()).unwrap_or(i32::MAX);
+        self.history.push(History {
+            seq,
+            host,
+            stime: secs,
+            etime: 0,
+            pstime: 0,
+            petime: 0,
+            rstime: 0,
+            retime: 0,
+            estime: 0,
+            eetime: 0,
+            action: 0,
+            request_id: -1,
+            uid: -1,
+        });
+        self.history.last_mut().expect("just pushed")
+    }
+
     /// The host the VM occupies (last history record) while it holds capacity.
     pub fn host(&self) -> Option<usize> {
         match self.state {
@@ -546,22 +567,7 @@ impl Cloud {
                         vm.state = state::ACTIVE;
                         vm.lcm = lcm::PROLOG;
                         vm.template.set("TM_MAD_SYSTEM", "dummy");
-                        let seq = i32::try_from(vm.history.len()).unwrap_or(i32::MAX);
-                        vm.history.push(History {
-                            seq,
-                            host,
-                            stime: secs,
-                            etime: 0,
-                            pstime: secs,
-                            petime: 0,
-                            rstime: 0,
-                            retime: 0,
-                            estime: 0,
-                            eetime: 0,
-                            action: 0,
-                            request_id: -1,
-                            uid: -1,
-                        });
+                        vm.open_history(host, secs).pstime = secs;
                         vm.next = Some((at + Self::delay_ms(delays.prolog), Step::PrologDone));
                     }
                     Err(message) => {

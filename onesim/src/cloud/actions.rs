@@ -2,7 +2,7 @@
 //! texts, and the transitions an accepted action starts (history stamps at
 //! once, the LCM change when the action reaches the driver).
 
-use super::{Cloud, History, Refusal, Step, Vm, lcm, state};
+use super::{Cloud, Refusal, Step, Vm, lcm, state};
 
 impl Cloud {
     /// Applies `one.vm.action`. The error is the refusal without the method prefix.
@@ -159,22 +159,11 @@ impl Cloud {
                         h.retime = secs;
                     }
                     let host = vm.history.last().map_or(0, |h| h.host);
-                    let seq = i32::try_from(vm.history.len()).unwrap_or(i32::MAX);
-                    vm.history.push(History {
-                        seq,
-                        host,
-                        stime: secs,
-                        etime: 0,
-                        pstime: 0,
-                        petime: 0,
-                        rstime: secs,
-                        retime: 0,
-                        estime: 0,
-                        eetime: 0,
-                        action: 11,
-                        request_id,
-                        uid: 0,
-                    });
+                    let record = vm.open_history(host, secs);
+                    record.rstime = secs;
+                    record.action = 11;
+                    record.request_id = request_id;
+                    record.uid = 0;
                     vm.next = Some((dispatched, Step::Enter(lcm::BOOT_POWEROFF)));
                     Ok(())
                 }
