@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::backend::opennebula::rpc::ErrorCode;
+use openssl::ssl::{SslAcceptor, SslFiletype};
 use std::io::BufRead;
 use std::net::TcpListener;
 use std::path::Path;
@@ -60,8 +61,27 @@ fn ok(name: &str) -> Step {
     }
 }
 
+/// A server side connection, plain or TLS.
+trait ServerStream: Read + Write {
+    /// Closes the connection.
+    fn close(&mut self);
+}
+
+impl ServerStream for TcpStream {
+    fn close(&mut self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl ServerStream for SslStream<TcpStream> {
+    fn close(&mut self) {
+        let _ = self.shutdown();
+        self.get_mut().close();
+    }
+}
+
 /// Reads one request off `reader`: its head and body, or `None` at the end.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
+fn read_request(reader: &mut impl BufRead) -> Option<(String, String)> {
     let mut head = String::new();
     loop {
         let mut line = String::new();
@@ -84,11 +104,20 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
     Some((head, String::from_utf8(body).ok()?))
 }
 
-/// Starts a server that plays `script`, one step per request, across
-/// connections; requests beyond the script get HTTP 500.
+/// Starts a plain HTTP server playing `script`.
 fn serve(script: Vec<Step>) -> Replay {
+    serve_with(script, None)
+}
+
+/// Starts a server that plays `script`, one step per request, across
+/// connections (over TLS with `tls`); requests beyond the script get HTTP 500.
+fn serve_with(script: Vec<Step>, tls: Option<SslAcceptor>) -> Replay {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let endpoint = format!("http://{}/RPC2", listener.local_addr().unwrap());
+    let port = listener.local_addr().unwrap().port();
+    let endpoint = match tls {
+        Some(_) => format!("https://localhost:{port}/RPC2"),
+        None => format!("http://127.0.0.1:{port}/RPC2"),
+    };
     let requests = Arc::new(Mutex::new(Vec::new()));
     let accepted = Arc::new(AtomicU64::new(0));
     let (closed_sender, closed) = mpsc::channel();
@@ -98,6 +127,13 @@ fn serve(script: Vec<Step>) -> Replay {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { return };
             count.fetch_add(1, Ordering::SeqCst);
+            let stream: Box<dyn ServerStream> = match &tls {
+                None => Box::new(stream),
+                Some(acceptor) => match acceptor.accept(stream) {
+                    Ok(tls_stream) => Box::new(tls_stream),
+                    Err(_) => continue,
+                },
+            };
             let mut reader = BufReader::new(stream);
             while let Some((head, body)) = read_request(&mut reader) {
                 assert!(head.starts_with("POST /RPC2 HTTP/1.1\r\n"), "{head}");
@@ -132,7 +168,7 @@ fn serve(script: Vec<Step>) -> Replay {
                 );
                 reader.get_mut().write_all(answer.as_bytes()).unwrap();
                 if close != Close::KeepAlive {
-                    reader.get_mut().shutdown(std::net::Shutdown::Both).unwrap();
+                    reader.get_mut().close();
                     if close == Close::Silent {
                         closed_sender.send(()).unwrap();
                     }
@@ -334,6 +370,52 @@ fn oversized_replies_are_refused() {
         client.call("one.vm.info", &[Param::Int(0)]),
         "more than the limit of 1000 bytes",
     );
+}
+
+#[test]
+fn https_endpoints_verify_the_proxy_certificate() {
+    let root = credentials::devca::Authority::root("geni-am.test", "ca").unwrap();
+    let proxy = root.server("oned-proxy", &["localhost"]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = proxy.write_pem(dir.path(), "proxy").unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, root.identity().chain_pem()).unwrap();
+    let acceptor = || {
+        let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
+        builder.set_certificate_chain_file(&cert).unwrap();
+        builder
+            .set_private_key_file(&key, SslFiletype::PEM)
+            .unwrap();
+        builder.build()
+    };
+    let session = Session::parse("oneadmin:onetest").unwrap();
+
+    let replay = serve_with(vec![ok("system.version"), ok("vn.info")], Some(acceptor()));
+    let trusting = OneClient::new(ClientSettings {
+        ca_file: Some(ca),
+        timeout: Duration::from_secs(5),
+        ..ClientSettings::new(&replay.endpoint, session.clone())
+    })
+    .unwrap();
+    assert_eq!(
+        trusting.call("one.system.version", &[]),
+        Ok(Answer::Str("7.4.0".into()))
+    );
+    assert!(trusting.call("one.vn.info", &[Param::Int(0)]).is_ok());
+    assert_eq!(
+        trusting.connections(),
+        1,
+        "the TLS connection is kept alive"
+    );
+
+    let replay = serve_with(vec![ok("system.version")], Some(acceptor()));
+    let untrusting = OneClient::new(ClientSettings {
+        retries: 0,
+        timeout: Duration::from_secs(5),
+        ..ClientSettings::new(&replay.endpoint, session)
+    })
+    .unwrap();
+    assert_transport(untrusting.call("one.system.version", &[]), "TLS handshake");
 }
 
 #[test]
