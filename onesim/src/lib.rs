@@ -9,6 +9,21 @@
 //! steer it through a control API: a settable clock, life-cycle delays,
 //! injected boot failures, quotas, capacity limits and transport faults, and
 //! inspection of the VMs, networks, templates and calls it received.
+//!
+//! ```
+//! use onesim::{Delays, OneSim, SimSettings};
+//! use std::time::Duration;
+//!
+//! let sim = OneSim::start(SimSettings {
+//!     version: "6.10.0".into(),
+//!     delays: Delays::uniform(Duration::from_millis(200), Duration::from_millis(50)),
+//!     ..SimSettings::default()
+//! });
+//! // Point the backend at `sim.endpoint()` with the session "oneadmin:onetest".
+//! assert!(sim.endpoint().starts_with("http://127.0.0.1:"));
+//! sim.fail_next_boots(1);
+//! assert_eq!(sim.call_count("one.template.instantiate"), 0);
+//! ```
 
 #![warn(missing_docs)]
 

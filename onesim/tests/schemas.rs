@@ -81,6 +81,16 @@ fn collect(sim: &OneSim, release: &str) -> Vec<Collected> {
             undeployed,
         }
     };
+    let vm_doc = |c: &mut Connection, label: &str, id: i32| {
+        take(
+            c,
+            label,
+            "vm.xsd",
+            "one.vm.info",
+            &[SESSION, P::I(id)],
+            false,
+        )
+    };
     let vm_info = [SESSION, P::I(0)];
     let pool = [SESSION, P::I(-2), P::I(-1), P::I(-1), P::I(-2)];
     let version = sim.with_cloud(|cloud| cloud.version);
@@ -224,7 +234,6 @@ fn collect(sim: &OneSim, release: &str) -> Vec<Collected> {
         false,
     ));
     c.call("one.vm.action", &[SESSION, P::S("poweroff"), P::I(0)]);
-    step("shutdown-poweroff");
     docs.push(take(
         &mut c,
         "vm-shutdown-poweroff",
@@ -243,7 +252,6 @@ fn collect(sim: &OneSim, release: &str) -> Vec<Collected> {
         false,
     ));
     c.call("one.vm.action", &[SESSION, P::S("resume"), P::I(0)]);
-    step("boot-poweroff");
     docs.push(take(
         &mut c,
         "vm-boot-poweroff",
@@ -254,7 +262,6 @@ fn collect(sim: &OneSim, release: &str) -> Vec<Collected> {
     ));
     step("running-again");
     c.call("one.vm.action", &[SESSION, P::S("terminate-hard"), P::I(0)]);
-    step("shutdown");
     docs.push(take(
         &mut c,
         "vm-shutdown",
@@ -290,30 +297,30 @@ fn collect(sim: &OneSim, release: &str) -> Vec<Collected> {
         false,
     ));
     sim.fail_next_boots(1);
-    let failing = c
-        .call(
-            "one.template.instantiate",
-            &[
-                SESSION,
-                P::I(0),
-                P::S("fails"),
-                P::B(false),
-                P::S(""),
-                P::B(false),
-            ],
-        )
-        .int();
+    let failing = c.instantiate("fails");
     for _ in 0..3 {
         step("towards boot failure");
     }
-    docs.push(take(
-        &mut c,
-        "vm-boot-failure",
-        "vm.xsd",
-        "one.vm.info",
-        &[SESSION, P::I(failing)],
-        false,
-    ));
+    docs.push(vm_doc(&mut c, "vm-boot-failure", failing));
+    // The parked states: SUSPENDED, STOPPED, SHUTDOWN_UNDEPLOY and UNDEPLOYED.
+    let parked: Vec<i32> = (0..2).map(|_| c.instantiate("parked")).collect();
+    for _ in 0..3 {
+        step("towards running");
+    }
+    c.call(
+        "one.vm.action",
+        &[SESSION, P::S("suspend"), P::I(parked[0])],
+    );
+    c.call(
+        "one.vm.action",
+        &[SESSION, P::S("undeploy"), P::I(parked[1])],
+    );
+    docs.push(vm_doc(&mut c, "vm-suspended", parked[0]));
+    docs.push(vm_doc(&mut c, "vm-shutdown-undeploy", parked[1]));
+    c.call("one.vm.action", &[SESSION, P::S("stop"), P::I(parked[0])]);
+    step("undeployed");
+    docs.push(vm_doc(&mut c, "vm-stopped", parked[0]));
+    docs.push(vm_doc(&mut c, "vm-undeployed", parked[1]));
     docs.push(take(
         &mut c,
         "pool-all",
@@ -325,10 +332,31 @@ fn collect(sim: &OneSim, release: &str) -> Vec<Collected> {
     docs
 }
 
+/// The (STATE, LCM_STATE) each collected VM document must be in.
+const VM_STATES: [(&str, (i32, i32)); 16] = [
+    ("hold", (2, 0)),
+    ("pending", (1, 0)),
+    ("prolog", (3, 1)),
+    ("boot", (3, 2)),
+    ("running", (3, 3)),
+    ("shutdown-poweroff", (3, 18)),
+    ("poweroff", (8, 0)),
+    ("boot-poweroff", (3, 20)),
+    ("shutdown", (3, 12)),
+    ("epilog", (3, 11)),
+    ("done", (6, 0)),
+    ("boot-failure", (3, 36)),
+    ("suspended", (5, 0)),
+    ("shutdown-undeploy", (3, 29)),
+    ("stopped", (4, 0)),
+    ("undeployed", (9, 0)),
+];
+
 #[test]
 fn documents_validate_against_each_release_schema() {
     let mut failures = Vec::new();
     let mut validated = 0;
+    let mut states_seen = 0;
     for release in ["5.4.0", "5.12.0", "6.10.0", "7.4.0"] {
         let delays = Delays::uniform(Duration::from_millis(1000), Duration::ZERO);
         let sim = OneSim::start(SimSettings {
@@ -339,6 +367,23 @@ fn documents_validate_against_each_release_schema() {
         });
         let pending_deviation = recorded_pending_errors(release);
         for doc in collect(&sim, release) {
+            if let Some((_, expected)) = VM_STATES
+                .iter()
+                .find(|(label, _)| doc.label.ends_with(&format!("-vm-{label}")))
+            {
+                let vm = onesim::xml::parse(&doc.document).expect("vm parses");
+                let seen = (
+                    vm.value_at("STATE").to_owned(),
+                    vm.value_at("LCM_STATE").to_owned(),
+                );
+                assert_eq!(
+                    seen,
+                    (expected.0.to_string(), expected.1.to_string()),
+                    "{}",
+                    doc.label
+                );
+                states_seen += 1;
+            }
             let errors = schema_errors(
                 &doc.document,
                 &xsd_dir(release).join(doc.schema),
@@ -363,6 +408,11 @@ fn documents_validate_against_each_release_schema() {
         failures.join("\n")
     );
     assert!(validated > 80, "only {validated} documents checked");
+    assert_eq!(
+        states_seen,
+        4 * VM_STATES.len(),
+        "every VM state on every release"
+    );
 }
 
 #[test]

@@ -112,6 +112,19 @@ impl Connection {
         })
     }
 
+    /// Instantiates template 0 (`geni-small`) as `name`, not on hold, without extra template.
+    pub fn instantiate(&mut self, name: &'static str) -> i32 {
+        let params = [
+            SESSION,
+            P::I(0),
+            P::S(name),
+            P::B(false),
+            P::S(""),
+            P::B(false),
+        ];
+        self.call("one.template.instantiate", &params).int()
+    }
+
     /// Calls a method and decodes the reply, reconnecting when the server closed the connection.
     pub fn call(&mut self, method: &str, params: &[P]) -> Reply {
         let answer = self.post(&encode(method, params)).expect("an answer");
