@@ -8,7 +8,8 @@ mod phases;
 mod recorded;
 mod values;
 
-use rspec::tree::Document;
+use crate::backend::opennebula::rpc::Answer;
+use crate::backend::opennebula::rpc::wire::decode_response;
 use std::path::PathBuf;
 
 /// The recorded reference data beside the checkout.
@@ -22,22 +23,13 @@ fn recorded(relative: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Element `[1]` of a `<methodResponse>` when it is a successful reply
-/// carrying a string, exactly as oned sent it.
+/// Element `[1]` of a recorded reply when it is a string, read by the
+/// client's own decoder exactly as oned sent it.
 fn response_string(response: &str) -> Option<String> {
-    let doc = Document::parse(response.as_bytes()).expect("recorded responses are well-formed");
-    let values: Vec<_> = doc
-        .descendants(doc.root())
-        .filter(|&n| doc.local_name(n) == "data")
-        .flat_map(|data| doc.elements(data).collect::<Vec<_>>())
-        .collect();
-    let typed = |value| doc.elements(value).next();
-    let ok = typed(*values.first()?).filter(|&t| doc.local_name(t) == "boolean")?;
-    if doc.text(ok) != "1" {
-        return None;
+    match decode_response("recorded", response.as_bytes(), usize::MAX) {
+        Ok(Answer::Str(answer)) => Some(answer),
+        _ => None,
     }
-    let answer = typed(*values.get(1)?).filter(|&t| doc.local_name(t) == "string")?;
-    Some(doc.text(answer))
 }
 
 /// Recorded 7.4.0 call `name`: its pretty-printed payload and the exact
