@@ -4,8 +4,16 @@
 //! [`rpc`] is the protocol layer: calls, the reply shapes of every server
 //! version, error codes and their classification, the session, timeouts and
 //! retries. [`docs`] reads the XML documents of its answers into typed
-//! values and classifies VM states. The driver on top of them turns slivers
-//! into VMs and link networks.
+//! values and classifies VM states. [`config`] is the `[backend.opennebula]`
+//! section, [`template`] writes the extra templates sent to oned and
+//! [`context`] the CONTEXT a VM boots with; the driver on top of them turns
+//! slivers into VMs and link networks.
 
+pub mod config;
+pub mod context;
 pub mod docs;
 pub mod rpc;
+pub mod template;
+
+#[cfg(test)]
+mod testing;

@@ -1,0 +1,443 @@
+//! The CONTEXT a VM boots with (OPENNEBULA.md §2.2, §5.3, §5.4): the
+//! template's own CONTEXT, resent whole and in order (the extra template
+//! replaces top-level attributes, so a partial CONTEXT would drop the
+//! site's `NETWORK = "YES"` and the like), with the aggregate's keys set in
+//! place or appended:
+//!
+//! * `SSH_PUBLIC_KEY`: every slice user's keys, newline-joined;
+//! * `USERNAME`: the login of the first user, from its URN;
+//! * `SET_HOSTNAME`: a DNS label from the `client_id`;
+//! * `START_SCRIPT_BASE64`: a script adding the other users with their
+//!   keys, unpacking each `<install>` and running each `<execute>`;
+//! * `GENI_SLIVER_BASE64`: the record the CONTEXT was built from, so a key
+//!   update can rebuild it.
+//!
+//! CONTEXT values are `$`-expanded by oned, so untrusted text reaches it
+//! only through base64 or after being reduced to safe characters: a key
+//! holding `$` (or a newline) is left out of `SSH_PUBLIC_KEY` and installed
+//! by the start script alone. Template-side values (the site's
+//! `$USER[…]`, `$NAME`) are resent verbatim.
+
+use crate::backend::{ExecuteSpec, InstallSpec, UserKeys};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+
+/// The CONTEXT key holding the record a CONTEXT was built from.
+pub const RECORD_KEY: &str = "GENI_SLIVER_BASE64";
+
+/// What the aggregate adds to a VM's CONTEXT; kept in the CONTEXT itself
+/// (as JSON in base64) so the users can be replaced later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliverContext {
+    /// The template the VM was instantiated from (its CONTEXT is the base).
+    pub template_id: i32,
+    /// The VM's host name (a DNS label).
+    pub hostname: String,
+    /// The slice users and their keys; the first logs in as `USERNAME`.
+    pub users: Vec<ContextUser>,
+    /// Archives to unpack at first boot.
+    pub install: Vec<ContextInstall>,
+    /// Commands run at every boot, after the installs.
+    pub execute: Vec<ContextExecute>,
+}
+
+/// One user of a [`SliverContext`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextUser {
+    /// The user's URN.
+    pub urn: String,
+    /// The user's OpenSSH public keys.
+    pub keys: Vec<String>,
+}
+
+/// One `<install>` of a [`SliverContext`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextInstall {
+    /// The archive's URL.
+    pub url: String,
+    /// The directory it is unpacked into.
+    pub path: String,
+}
+
+/// One `<execute>` of a [`SliverContext`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextExecute {
+    /// The shell (`sh`, `bash`).
+    pub shell: String,
+    /// The command line.
+    pub command: String,
+}
+
+impl SliverContext {
+    /// The record for a new VM named `client_id`.
+    pub fn new(
+        template_id: i32,
+        client_id: &str,
+        users: &[UserKeys],
+        install: &[InstallSpec],
+        execute: &[ExecuteSpec],
+    ) -> SliverContext {
+        SliverContext {
+            template_id,
+            hostname: host_label(client_id),
+            users: Vec::new(),
+            install: install
+                .iter()
+                .map(|i| ContextInstall {
+                    url: i.url.clone(),
+                    path: i.install_path.clone(),
+                })
+                .collect(),
+            execute: execute
+                .iter()
+                .map(|e| ContextExecute {
+                    shell: e.shell.clone(),
+                    command: e.command.clone(),
+                })
+                .collect(),
+        }
+        .with_users(users)
+    }
+
+    /// Replaces the key sets of the users listed in `users` and adds the
+    /// new ones; users not listed keep theirs.
+    pub fn with_users(mut self, users: &[UserKeys]) -> SliverContext {
+        for user in users {
+            let keys = user.keys.clone();
+            match self.users.iter_mut().find(|u| u.urn == user.urn) {
+                Some(known) => known.keys = keys,
+                None => self.users.push(ContextUser {
+                    urn: user.urn.clone(),
+                    keys,
+                }),
+            }
+        }
+        self
+    }
+
+    /// Reads the record back from a VM's CONTEXT entries.
+    pub fn from_context(entries: &[(String, String)]) -> Option<SliverContext> {
+        let (_, encoded) = entries.iter().find(|(key, _)| key == RECORD_KEY)?;
+        let json = BASE64.decode(encoded.trim()).ok()?;
+        serde_json::from_slice(&json).ok()
+    }
+
+    /// The full CONTEXT: the template's entries in order, the aggregate's
+    /// keys replacing same-named ones in place, the rest appended.
+    pub fn merge(&self, template_context: &[(String, String)]) -> Vec<(String, String)> {
+        let mut additions = self.additions();
+        let mut merged: Vec<(String, String)> = template_context
+            .iter()
+            .filter(|(_, value)| !value.is_empty())
+            .map(|(key, value)| {
+                match additions.iter().position(|(added, _)| added == key) {
+                    Some(i) => additions.remove(i),
+                    None => (key.clone(), value.clone()),
+                }
+            })
+            .collect();
+        merged.extend(additions);
+        merged
+    }
+
+    /// The keys the aggregate sets, in a fixed order.
+    fn additions(&self) -> Vec<(String, String)> {
+        let logins = self.logins();
+        let direct_keys: Vec<&str> = self
+            .users
+            .iter()
+            .flat_map(|user| user.keys.iter().map(|k| k.trim()))
+            .filter(|k| context_safe(k))
+            .collect();
+        let mut additions = Vec::new();
+        if !direct_keys.is_empty() {
+            additions.push(("SSH_PUBLIC_KEY".to_owned(), direct_keys.join("\n")));
+        }
+        if let Some(first) = logins.first() {
+            additions.push(("USERNAME".to_owned(), first.clone()));
+        }
+        additions.push(("SET_HOSTNAME".to_owned(), self.hostname.clone()));
+        additions.push((
+            "START_SCRIPT_BASE64".to_owned(),
+            BASE64.encode(self.start_script(&logins)),
+        ));
+        let record = serde_json::to_vec(self).unwrap_or_default();
+        additions.push((RECORD_KEY.to_owned(), BASE64.encode(record)));
+        additions
+    }
+
+    /// A distinct login name per user, in order.
+    fn logins(&self) -> Vec<String> {
+        let mut logins: Vec<String> = Vec::new();
+        for user in &self.users {
+            let base = login_name(&user.urn);
+            let mut login = base.clone();
+            let mut n = 2;
+            while logins.contains(&login) {
+                login = format!("{base}{n}");
+                n += 1;
+            }
+            logins.push(login);
+        }
+        logins
+    }
+
+    /// The start script: idempotent (context runs it at every boot), every
+    /// untrusted string decoded from base64 at run time.
+    fn start_script(&self, logins: &[String]) -> String {
+        let mut script = String::from(START_SCRIPT_HEAD);
+        for (user, login) in self.users.iter().zip(logins) {
+            let keys: Vec<&str> = user.keys.iter().map(|k| k.trim()).collect();
+            script.push_str(&format!(
+                "geni_user {login} {}\n",
+                BASE64.encode(keys.join("\n"))
+            ));
+        }
+        for (n, install) in self.install.iter().enumerate() {
+            script.push_str(&format!(
+                "geni_install {n} {} {}\n",
+                BASE64.encode(&install.url),
+                BASE64.encode(&install.path)
+            ));
+        }
+        for execute in &self.execute {
+            script.push_str(&format!(
+                "geni_execute {} {}\n",
+                BASE64.encode(&execute.shell),
+                BASE64.encode(&execute.command)
+            ));
+        }
+        script
+    }
+}
+
+/// The script's functions; the calls after it pass only login names
+/// (checked `[a-z_][a-z0-9_-]*`), numbers and base64 text.
+const START_SCRIPT_HEAD: &str = r#"#!/bin/sh
+# Written by the GENI aggregate: adds the slice users, unpacks the
+# requested archives once and runs the requested commands at each boot.
+unb64() { printf '%s' "$1" | base64 -d; }
+geni_user() {
+    id "$1" >/dev/null 2>&1 || useradd -m -s /bin/bash "$1" || return
+    home=$(getent passwd "$1" | cut -d: -f6)
+    mkdir -p "$home/.ssh"
+    unb64 "$2" > "$home/.ssh/authorized_keys"
+    chmod 700 "$home/.ssh"; chmod 600 "$home/.ssh/authorized_keys"
+    chown -R "$1:" "$home/.ssh"
+    if [ -d /etc/sudoers.d ]; then
+        echo "$1 ALL=(ALL) NOPASSWD:ALL" > "/etc/sudoers.d/geni-$1"
+        chmod 440 "/etc/sudoers.d/geni-$1"
+    fi
+}
+geni_install() {
+    mark="/var/lib/geni-am/install-$1"
+    [ -e "$mark" ] && return
+    url=$(unb64 "$2"); dir=$(unb64 "$3")
+    mkdir -p "$dir" /var/lib/geni-am
+    archive=$(mktemp)
+    if command -v curl >/dev/null 2>&1; then curl -fsSL -o "$archive" "$url"
+    else wget -q -O "$archive" "$url"; fi || { rm -f "$archive"; return; }
+    case "$url" in
+        *.zip) unzip -o -q "$archive" -d "$dir" ;;
+        *) tar -xf "$archive" -C "$dir" ;;
+    esac && touch "$mark"
+    rm -f "$archive"
+}
+geni_execute() {
+    shell=$(unb64 "$1"); command=$(unb64 "$2")
+    "$shell" -c "$command" &
+}
+"#;
+
+/// Whether `text` can go into a CONTEXT value verbatim: no `$` (expanded
+/// by oned) and no line breaks (which would split a key list).
+fn context_safe(text: &str) -> bool {
+    !text.is_empty() && !text.contains(['$', '\n', '\r']) && !text.contains("]]>")
+}
+
+/// A login name from a user URN (`…+user+alice` → `alice`): lower-case
+/// letters, digits, `_` and `-`, starting with a letter or `_`, at most 32
+/// characters; `geniuser` when nothing usable is left.
+pub fn login_name(urn: &str) -> String {
+    let last = urn.rsplit(['+', ':']).next().unwrap_or_default();
+    let name: String = last
+        .chars()
+        .filter_map(|c| match c {
+            'a'..='z' | '0'..='9' | '_' | '-' => Some(c),
+            'A'..='Z' => Some(c.to_ascii_lowercase()),
+            '.' => Some('_'),
+            _ => None,
+        })
+        .take(32)
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+        name
+    } else {
+        "geniuser".to_owned()
+    }
+}
+
+/// A DNS label from a `client_id`: lower-case letters, digits and `-`, at
+/// most 63 characters, `vm` when nothing is left.
+pub fn host_label(client_id: &str) -> String {
+    let label: String = client_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(63)
+        .collect();
+    let label = label.trim_matches('-');
+    if label.is_empty() {
+        "vm".to_owned()
+    } else {
+        label.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(name: &str, keys: &[&str]) -> UserKeys {
+        UserKeys {
+            urn: format!("urn:publicid:IDN+ch.geni.net+user+{name}"),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+
+    fn template_context() -> Vec<(String, String)> {
+        vec![
+            ("NETWORK".into(), "YES".into()),
+            ("SSH_PUBLIC_KEY".into(), "$USER[SSH_PUBLIC_KEY]".into()),
+            ("TOKEN".into(), "YES".into()),
+        ]
+    }
+
+    fn value<'a>(context: &'a [(String, String)], key: &str) -> &'a str {
+        context
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("{key} missing from {context:?}"))
+    }
+
+    fn script(context: &[(String, String)]) -> String {
+        String::from_utf8(BASE64.decode(value(context, "START_SCRIPT_BASE64")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_template_context_is_kept_in_order_and_the_keys_are_set() {
+        let users = [
+            user("alice", &["ssh-ed25519 AAAA alice@a", "ssh-rsa BBBB alice@b"]),
+            user("bob", &["ssh-ed25519 CCCC bob"]),
+        ];
+        let record = SliverContext::new(0, "Node_A", &users, &[], &[]);
+        let context = record.merge(&template_context());
+        let keys: Vec<&str> = context.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "NETWORK",
+                "SSH_PUBLIC_KEY",
+                "TOKEN",
+                "USERNAME",
+                "SET_HOSTNAME",
+                "START_SCRIPT_BASE64",
+                RECORD_KEY
+            ]
+        );
+        assert_eq!(
+            value(&context, "SSH_PUBLIC_KEY"),
+            "ssh-ed25519 AAAA alice@a\nssh-rsa BBBB alice@b\nssh-ed25519 CCCC bob"
+        );
+        assert_eq!(value(&context, "USERNAME"), "alice");
+        assert_eq!(value(&context, "SET_HOSTNAME"), "node-a");
+        let script = script(&context);
+        let bob_keys = BASE64.encode("ssh-ed25519 CCCC bob");
+        assert!(script.contains(&format!("geni_user bob {bob_keys}\n")), "{script}");
+        assert_eq!(SliverContext::from_context(&context), Some(record));
+    }
+
+    #[test]
+    fn untrusted_text_reaches_the_context_only_as_base64_or_reduced() {
+        let evil_key = "ssh-ed25519 AAAA $USER[PASSWORD]";
+        let users = [UserKeys {
+            urn: "urn:publicid:IDN+x+user+$(reboot)\"]]>".into(),
+            keys: vec![evil_key.into(), "ssh-ed25519 GOOD ok".into()],
+        }];
+        let install = [InstallSpec {
+            url: "http://x/$(rm -rf /)'\".tgz".into(),
+            install_path: "/tmp/'; reboot; '".into(),
+        }];
+        let execute = [ExecuteSpec {
+            shell: "sh".into(),
+            command: "echo $HOME ]]> '\"; `reboot`".into(),
+        }];
+        let record = SliverContext::new(3, "a$b\n]]>", &users, &install, &execute);
+        let context = record.merge(&[]);
+        for (key, value) in &context {
+            if key != "SSH_PUBLIC_KEY" {
+                assert!(!value.contains(['$', '\n', '"', '\'']), "{key}={value:?}");
+            }
+        }
+        assert_eq!(value(&context, "SSH_PUBLIC_KEY"), "ssh-ed25519 GOOD ok");
+        assert_eq!(value(&context, "USERNAME"), "reboot");
+        assert_eq!(value(&context, "SET_HOSTNAME"), "a-b");
+        let script = script(&context);
+        let body = script.strip_prefix(START_SCRIPT_HEAD).unwrap();
+        assert!(!body.contains(['$', '\'', '"', '`', ';']), "{body}");
+        assert!(body.contains(&BASE64.encode(format!("{evil_key}\nssh-ed25519 GOOD ok"))));
+        assert!(body.contains(&BASE64.encode("echo $HOME ]]> '\"; `reboot`")));
+    }
+
+    #[test]
+    fn listed_users_are_replaced_and_others_kept() {
+        let record = SliverContext::new(
+            0,
+            "n",
+            &[user("alice", &["k1"]), user("bob", &["k2"])],
+            &[],
+            &[],
+        );
+        let updated = record.with_users(&[user("bob", &["k3"]), user("carol", &["k4"])]);
+        let keys: Vec<(&str, &[String])> = updated
+            .users
+            .iter()
+            .map(|u| (u.urn.rsplit('+').next().unwrap(), u.keys.as_slice()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("alice", &["k1".to_owned()][..]),
+                ("bob", &["k3".to_owned()][..]),
+                ("carol", &["k4".to_owned()][..])
+            ]
+        );
+    }
+
+    #[test]
+    fn logins_are_distinct_and_safe() {
+        let record = SliverContext::new(
+            0,
+            "n",
+            &[
+                user("Alice.Smith", &[]),
+                UserKeys {
+                    urn: "urn:publicid:IDN+other+user+alice.smith".into(),
+                    keys: vec![],
+                },
+                user("42", &[]),
+            ],
+            &[],
+            &[],
+        );
+        assert_eq!(record.logins(), ["alice_smith", "alice_smith2", "geniuser"]);
+        assert_eq!(host_label("--"), "vm");
+    }
+}
