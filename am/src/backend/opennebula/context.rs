@@ -18,7 +18,7 @@
 //! by the start script alone. Template-side values (the site's
 //! `$USER[…]`, `$NAME`) are resent verbatim.
 
-use crate::backend::{ExecuteSpec, InstallSpec, UserKeys};
+use crate::backend::{UserKeys, VmSpec};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
@@ -34,6 +34,9 @@ pub struct SliverContext {
     pub template_id: i32,
     /// The VM's host name (a DNS label).
     pub hostname: String,
+    /// The link networks the VM's NICs after the template's are on, in order.
+    #[serde(default)]
+    pub networks: Vec<String>,
     /// The slice users and their keys; the first logs in as `USERNAME`.
     pub users: Vec<ContextUser>,
     /// Archives to unpack at first boot.
@@ -71,25 +74,22 @@ pub struct ContextExecute {
 
 impl SliverContext {
     /// The record for a new VM named `client_id`.
-    pub fn new(
-        template_id: i32,
-        client_id: &str,
-        users: &[UserKeys],
-        install: &[InstallSpec],
-        execute: &[ExecuteSpec],
-    ) -> SliverContext {
+    pub fn new(template_id: i32, spec: &VmSpec) -> SliverContext {
         SliverContext {
             template_id,
-            hostname: host_label(client_id),
+            hostname: host_label(&spec.name),
+            networks: spec.networks.iter().map(|n| n.network.0.clone()).collect(),
             users: Vec::new(),
-            install: install
+            install: spec
+                .install
                 .iter()
                 .map(|i| ContextInstall {
                     url: i.url.clone(),
                     path: i.install_path.clone(),
                 })
                 .collect(),
-            execute: execute
+            execute: spec
+                .execute
                 .iter()
                 .map(|e| ContextExecute {
                     shell: e.shell.clone(),
@@ -97,7 +97,7 @@ impl SliverContext {
                 })
                 .collect(),
         }
-        .with_users(users)
+        .with_users(&spec.users)
     }
 
     /// Replaces the key sets of the users listed in `users` and adds the
@@ -303,6 +303,22 @@ pub fn host_label(client_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{ExecuteSpec, InstallSpec};
+
+    fn spec(name: &str, users: &[UserKeys]) -> VmSpec {
+        VmSpec {
+            tag: "urn:publicid:IDN+am.example+sliver+1".into(),
+            name: name.into(),
+            host: None,
+            sliver_type: "small".into(),
+            disk_image: None,
+            users: users.to_vec(),
+            networks: Vec::new(),
+            exclusive: false,
+            install: Vec::new(),
+            execute: Vec::new(),
+        }
+    }
 
     fn user(name: &str, keys: &[&str]) -> UserKeys {
         UserKeys {
@@ -337,7 +353,7 @@ mod tests {
             user("alice", &["ssh-ed25519 AAAA alice@a", "ssh-rsa BBBB alice@b"]),
             user("bob", &["ssh-ed25519 CCCC bob"]),
         ];
-        let record = SliverContext::new(0, "Node_A", &users, &[], &[]);
+        let record = SliverContext::new(0, &spec("Node_A", &users));
         let context = record.merge(&template_context());
         let keys: Vec<&str> = context.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
@@ -379,7 +395,10 @@ mod tests {
             shell: "sh".into(),
             command: "echo $HOME ]]> '\"; `reboot`".into(),
         }];
-        let record = SliverContext::new(3, "a$b\n]]>", &users, &install, &execute);
+        let mut hostile = spec("a$b\n]]>", &users);
+        hostile.install = install.to_vec();
+        hostile.execute = execute.to_vec();
+        let record = SliverContext::new(3, &hostile);
         let context = record.merge(&[]);
         for (key, value) in &context {
             if key != "SSH_PUBLIC_KEY" {
@@ -400,10 +419,7 @@ mod tests {
     fn listed_users_are_replaced_and_others_kept() {
         let record = SliverContext::new(
             0,
-            "n",
-            &[user("alice", &["k1"]), user("bob", &["k2"])],
-            &[],
-            &[],
+            &spec("n", &[user("alice", &["k1"]), user("bob", &["k2"])]),
         );
         let updated = record.with_users(&[user("bob", &["k3"]), user("carol", &["k4"])]);
         let keys: Vec<(&str, &[String])> = updated
@@ -423,20 +439,15 @@ mod tests {
 
     #[test]
     fn logins_are_distinct_and_safe() {
-        let record = SliverContext::new(
-            0,
-            "n",
-            &[
-                user("Alice.Smith", &[]),
-                UserKeys {
-                    urn: "urn:publicid:IDN+other+user+alice.smith".into(),
-                    keys: vec![],
-                },
-                user("42", &[]),
-            ],
-            &[],
-            &[],
-        );
+        let users = [
+            user("Alice.Smith", &[]),
+            UserKeys {
+                urn: "urn:publicid:IDN+other+user+alice.smith".into(),
+                keys: vec![],
+            },
+            user("42", &[]),
+        ];
+        let record = SliverContext::new(0, &spec("n", &users));
         assert_eq!(record.logins(), ["alice_smith", "alice_smith2", "geniuser"]);
         assert_eq!(host_label("--"), "vm");
     }

@@ -196,3 +196,16 @@ pub fn value_at<'a>(pairs: &'a [(String, String)], path: &str) -> Option<&'a str
         .find(|(p, _)| p == path)
         .map(|(_, v)| v.as_str())
 }
+
+/// The recorded document `<name>.payload.xml` (element `[1]` of the reply,
+/// pretty-printed), for tests that answer with an edited recording.
+pub fn payload(name: &str) -> String {
+    let path = recorded_dir().join(format!("{name}.payload.xml"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+impl OneRpc for std::sync::Arc<Replay> {
+    fn call(&self, method: &str, params: &[Param]) -> Result<Answer, RpcError> {
+        self.as_ref().call(method, params)
+    }
+}

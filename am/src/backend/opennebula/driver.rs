@@ -1,0 +1,682 @@
+//! [`OpenNebulaCloud`]: the [`Compute`] trait on a real oned.
+//!
+//! * Inventory: usable hosts of `one.hostpool.info` (capacity from
+//!   allocations, §4.1), sliver types from the configuration, disk images
+//!   from the configuration or the READY/USED OS images of the image pool.
+//! * VMs: `one.template.instantiate` with `hold = true` (5 params, safe on
+//!   every version) and an extra template carrying the type's size, the
+//!   merged CONTEXT, the disk image, the NICs, the host binding and the tag
+//!   (`LABELS = "<label>/<sliver URN>"`, which reduced pool bodies keep).
+//!   A held VM is reported powered off; `start` releases it. VMs are found
+//!   again by their label in `one.vmpool.info(-3, -1, -1, -1)`.
+//! * Exclusivity: the core already keeps other slivers of this aggregate
+//!   off a host an exclusive sliver holds, and every VM is bound to its
+//!   component with `SCHED_REQUIREMENTS`; VMs that other OpenNebula users
+//!   start on that host are not kept away (the policy documented in the
+//!   example configuration).
+//! * Links: a reservation from a parent network (`one.vn.reserve`) or a
+//!   new VNET (`one.vn.allocate`) per link, named after its tag.
+
+use super::config::OneConfig;
+use super::context::SliverContext;
+use super::docs::{self, DocError, HostDoc, TemplateDoc, VmDoc, VmPhase};
+use super::names;
+use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
+use super::template::{ExtraTemplate, TemplateError};
+use crate::backend::{
+    BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
+    TaggedVm, UserKeys, VmHandle, VmObservation, VmSpec, VmState,
+};
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+/// A source of the current time in epoch seconds (tests pass their own).
+pub type Clock = Box<dyn Fn() -> i64 + Send + Sync>;
+
+/// The OpenNebula backend. Thread-safe: its caches sit behind locks and
+/// every call goes through the [`OneRpc`] connection.
+pub struct OpenNebulaCloud {
+    rpc: Box<dyn OneRpc>,
+    config: OneConfig,
+    authority: String,
+    clock: Clock,
+    /// Templates read once per id (their CONTEXT is the base of every VM's).
+    templates: Mutex<HashMap<i32, TemplateDoc>>,
+    /// `(major, minor)` of oned, asked once.
+    version: OnceLock<(u32, u32)>,
+    /// Component URN → OpenNebula host id, from the last host pool read.
+    hosts: Mutex<HashMap<String, i64>>,
+    /// Image NAME → image id, from the last image pool read.
+    images: Mutex<HashMap<String, i64>>,
+    /// VM id → when it was first seen waiting for placement.
+    pending_since: Mutex<HashMap<i64, i64>>,
+}
+
+impl std::fmt::Debug for OpenNebulaCloud {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenNebulaCloud")
+            .field("endpoint", &self.config.endpoint)
+            .field("label", &self.config.label)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The system clock in epoch seconds.
+pub fn system_clock() -> Clock {
+    Box::new(|| chrono::Utc::now().timestamp())
+}
+
+impl OpenNebulaCloud {
+    /// A driver over `rpc` for a validated `config`; host URNs are built
+    /// under `authority`.
+    pub fn new(rpc: Box<dyn OneRpc>, config: OneConfig, authority: &str, clock: Clock) -> Self {
+        OpenNebulaCloud {
+            rpc,
+            config,
+            authority: authority.to_owned(),
+            clock,
+            templates: Mutex::new(HashMap::new()),
+            version: OnceLock::new(),
+            hosts: Mutex::new(HashMap::new()),
+            images: Mutex::new(HashMap::new()),
+            pending_since: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Calls `method` and expects an XML document.
+    fn document(&self, method: &str, params: &[Param]) -> Result<String, RpcError> {
+        match self.rpc.call(method, params)? {
+            Answer::Str(xml) => Ok(xml),
+            other => Err(unexpected(method, &other)),
+        }
+    }
+
+    /// Calls `method` and expects an object id.
+    fn id_call(&self, method: &str, params: &[Param]) -> Result<i64, RpcError> {
+        match self.rpc.call(method, params)? {
+            Answer::Int(id) => Ok(id),
+            other => Err(unexpected(method, &other)),
+        }
+    }
+
+    fn vm_info(&self, id: i32) -> Result<VmDoc, BackendError> {
+        let xml = self
+            .document("one.vm.info", &[Param::Int(id)])
+            .map_err(|e| vm_error(e, id))?;
+        docs::parse_vm(&xml).map_err(unreadable)
+    }
+
+    /// The template `id`, read once.
+    fn template(&self, id: i32) -> Result<TemplateDoc, BackendError> {
+        if let Some(known) = lock(&self.templates).get(&id) {
+            return Ok(known.clone());
+        }
+        let xml = self
+            .document("one.template.info", &[Param::Int(id)])
+            .map_err(|e| match e.is_no_exists() {
+                true => BackendError::Permanent(format!(
+                    "the configured OpenNebula template {id} does not exist: {e}"
+                )),
+                false => e.into(),
+            })?;
+        let template = docs::parse_template(&xml).map_err(unreadable)?;
+        lock(&self.templates).insert(id, template.clone());
+        Ok(template)
+    }
+
+    /// `(major, minor)` of oned, asked with `one.system.version` once.
+    fn version(&self) -> Result<(u32, u32), BackendError> {
+        if let Some(version) = self.version.get() {
+            return Ok(*version);
+        }
+        let text = match self.rpc.call("one.system.version", &[])? {
+            Answer::Str(text) => text,
+            other => return Err(unexpected("one.system.version", &other).into()),
+        };
+        let version = parse_version(&text).ok_or_else(|| {
+            BackendError::Permanent(format!("OpenNebula reports an unreadable version `{text}`"))
+        })?;
+        Ok(*self.version.get_or_init(|| version))
+    }
+
+    /// This aggregate's live VMs (not DONE) with their tags, newest first.
+    fn tagged_vms(&self) -> Result<Vec<(i64, String)>, BackendError> {
+        let params = [-3, -1, -1, -1].map(Param::Int);
+        let xml = self.document("one.vmpool.info", &params)?;
+        let pool = docs::parse_vm_pool(&xml).map_err(unreadable)?;
+        Ok(pool
+            .into_iter()
+            .filter_map(|vm| {
+                let labels = vm.labels.as_deref()?;
+                let tag = names::tag_from_labels(&self.config.label, labels)?;
+                Some((vm.id, tag.to_owned()))
+            })
+            .collect())
+    }
+
+    /// The usable hosts, remembering their ids by component URN.
+    fn usable_hosts(&self) -> Result<Vec<HostDoc>, BackendError> {
+        let xml = self.document("one.hostpool.info", &[])?;
+        let hosts: Vec<HostDoc> = docs::parse_host_pool(&xml)
+            .map_err(unreadable)?
+            .into_iter()
+            .filter(HostDoc::is_usable)
+            .collect();
+        *lock(&self.hosts) = hosts
+            .iter()
+            .map(|h| (self.component_id(h), h.id))
+            .collect();
+        Ok(hosts)
+    }
+
+    fn component_id(&self, host: &HostDoc) -> String {
+        format!(
+            "urn:publicid:IDN+{}+node+{}",
+            self.authority,
+            names::component_name(&host.name)
+        )
+    }
+
+    /// The OpenNebula host behind a component URN (host pool re-read once
+    /// when it is not known).
+    fn host_id(&self, component_id: &str) -> Result<i64, BackendError> {
+        if let Some(id) = lock(&self.hosts).get(component_id) {
+            return Ok(*id);
+        }
+        self.usable_hosts()?;
+        lock(&self.hosts).get(component_id).copied().ok_or_else(|| {
+            BackendError::Permanent(format!(
+                "OpenNebula has no usable host for component {component_id}"
+            ))
+        })
+    }
+
+    /// The bootable images offered: the configured names, or every READY
+    /// or USED OS image; remembers their ids by name.
+    fn offered_images(&self) -> Result<Vec<DiskImage>, BackendError> {
+        let params = [-2, -1, -1].map(Param::Int);
+        let xml = self.document("one.imagepool.info", &params)?;
+        let pool = docs::parse_image_pool(&xml).map_err(unreadable)?;
+        let bootable = pool
+            .into_iter()
+            .filter(|i| matches!(i.state, 1 | 2) && matches!(i.kind.as_str(), "0" | "OS"));
+        let mut ids = HashMap::new();
+        let mut offered = Vec::new();
+        for image in bootable {
+            let wanted = self.config.images.is_empty() || self.config.images.contains(&image.name);
+            if wanted && !ids.contains_key(&image.name) {
+                ids.insert(image.name.clone(), image.id);
+                offered.push(DiskImage {
+                    name: image.name.clone(),
+                    os: String::new(),
+                    version: String::new(),
+                    description: image.description.clone().unwrap_or_default(),
+                });
+            }
+        }
+        if !self.config.images.is_empty() {
+            offered.sort_by_key(|i| self.config.images.iter().position(|n| *n == i.name));
+        }
+        *lock(&self.images) = ids;
+        Ok(offered)
+    }
+
+    fn image_id(&self, name: &str) -> Result<i64, BackendError> {
+        if let Some(id) = lock(&self.images).get(name) {
+            return Ok(*id);
+        }
+        self.offered_images()?;
+        lock(&self.images).get(name).copied().ok_or_else(|| {
+            BackendError::Permanent(format!("OpenNebula offers no disk image `{name}`"))
+        })
+    }
+
+    /// The extra template of a new VM.
+    fn extra_template(
+        &self,
+        spec: &VmSpec,
+        template: &TemplateDoc,
+        record: &SliverContext,
+        size: &super::config::OneSliverType,
+    ) -> Result<ExtraTemplate, BackendError> {
+        let mut extra = ExtraTemplate::new();
+        extra
+            .single("CPU", &size.cpu.to_string())?
+            .single("VCPU", &size.vcpu.to_string())?
+            .single("MEMORY", &size.memory_mb.to_string())?
+            .vector("CONTEXT", &record.merge(&template.context))?;
+        if let Some(image) = &spec.disk_image {
+            let image_id = self.image_id(image)?.to_string();
+            extra.vector("DISK", &[("IMAGE_ID", image_id.as_str())])?;
+            for disk in template.disks.iter().skip(1) {
+                extra.vector("DISK", disk)?;
+            }
+        }
+        if !spec.networks.is_empty() {
+            for nic in &template.nics {
+                extra.vector("NIC", nic)?;
+            }
+            for nic in &spec.networks {
+                let mut entries = vec![("NETWORK_ID", nic.network.0.as_str())];
+                if let Some(ip) = &nic.ip {
+                    entries.push(("IP", ip.as_str()));
+                }
+                extra.vector("NIC", &entries)?;
+            }
+        }
+        if let Some(component) = &spec.host {
+            let host = self.host_id(component)?;
+            extra.single("SCHED_REQUIREMENTS", &format!("ID=\"{host}\""))?;
+        }
+        extra
+            .single("LABELS", &names::vm_label(&self.config.label, &spec.tag))?
+            .single("GENI_SLIVER_URN", &spec.tag)?;
+        Ok(extra)
+    }
+
+    /// Runs `one.vm.action(action, id)`. A refusal for the VM's state is
+    /// fine when the VM already is in one of `done` phases, transient
+    /// while it is between states, and permanent otherwise.
+    fn act(&self, vm: &VmHandle, action: &str, done: &[VmPhase]) -> Result<(), BackendError> {
+        let id = vm_id(vm)?;
+        let params = [Param::Str(action.to_owned()), Param::Int(id)];
+        match self.id_call("one.vm.action", &params) {
+            Ok(_) => Ok(()),
+            Err(RpcError::Refused {
+                code: ErrorCode::Action,
+                message,
+                ..
+            }) => {
+                let phase = self.vm_info(id)?.phase();
+                if done.contains(&phase) {
+                    Ok(())
+                } else if in_transition(phase) {
+                    Err(BackendError::Transient(message))
+                } else {
+                    Err(BackendError::Permanent(message))
+                }
+            }
+            Err(err) => Err(vm_error(err, id)),
+        }
+    }
+
+    /// The observation of a VM waiting for placement: failed once it has
+    /// waited longer than the placement deadline.
+    fn pending(&self, vm: &VmDoc) -> (VmState, String) {
+        let now = (self.clock)();
+        let since = *lock(&self.pending_since).entry(vm.id).or_insert(now);
+        let waited = now.saturating_sub(since);
+        let reason = vm.sched_message.clone().unwrap_or_default();
+        let deadline = i64::try_from(self.config.placement_deadline_secs).unwrap_or(i64::MAX);
+        if waited > deadline {
+            let message = format!(
+                "OpenNebula could not place the VM within {deadline} s: {}",
+                if reason.is_empty() { "no reason given" } else { reason.as_str() }
+            );
+            (VmState::Failed, message)
+        } else {
+            (VmState::Pending, reason)
+        }
+    }
+}
+
+impl Compute for OpenNebulaCloud {
+    fn name(&self) -> &str {
+        "OpenNebula cloud"
+    }
+
+    fn inventory(&self) -> Result<Inventory, BackendError> {
+        let hosts = self
+            .usable_hosts()?
+            .iter()
+            .map(|h| Host {
+                component_id: self.component_id(h),
+                name: names::component_name(&h.name),
+                cpus: u32::try_from(h.max_cpu.max(0) / 100).unwrap_or(u32::MAX),
+                memory_mb: u64::try_from(h.max_mem_kib.max(0) / 1024).unwrap_or(0),
+                max_vms: self.config.max_vms_per_host,
+            })
+            .collect();
+        let images = self.offered_images()?;
+        let sliver_types = self
+            .config
+            .sliver_types
+            .iter()
+            .map(|t| SliverType {
+                name: t.name.clone(),
+                cpus: t.vcpu,
+                memory_mb: t.memory_mb,
+                disk_images: images.clone(),
+            })
+            .collect();
+        Ok(Inventory {
+            hosts,
+            sliver_types,
+        })
+    }
+
+    fn create_vm(&self, spec: &VmSpec) -> Result<VmHandle, BackendError> {
+        if let Some(existing) = self.find_vm(&spec.tag)? {
+            return Ok(existing);
+        }
+        if spec.tag.contains(',') {
+            return Err(BackendError::Permanent(format!(
+                "the tag `{}` cannot be an OpenNebula label",
+                spec.tag
+            )));
+        }
+        let size = self
+            .config
+            .sliver_types
+            .iter()
+            .find(|t| t.name == spec.sliver_type)
+            .ok_or_else(|| {
+                BackendError::Permanent(format!(
+                    "OpenNebula has no sliver type `{}` configured",
+                    spec.sliver_type
+                ))
+            })?;
+        let template = self.template(size.template_id)?;
+        let record = SliverContext::new(size.template_id, spec);
+        let extra = self.extra_template(spec, &template, &record, size)?;
+        let params = [
+            Param::Int(size.template_id),
+            Param::Str(names::vm_name(&spec.name)),
+            Param::Bool(true),
+            Param::Str(extra.to_xml()),
+            Param::Bool(false),
+        ];
+        let id = self.id_call("one.template.instantiate", &params)?;
+        tracing::info!(vm = id, tag = %spec.tag, "OpenNebula VM created on hold");
+        Ok(VmHandle(id.to_string()))
+    }
+
+    fn find_vm(&self, tag: &str) -> Result<Option<VmHandle>, BackendError> {
+        Ok(self
+            .tagged_vms()?
+            .into_iter()
+            .filter(|(_, t)| t == tag)
+            .map(|(id, _)| id)
+            .min()
+            .map(|id| VmHandle(id.to_string())))
+    }
+
+    fn observe(&self, vm: &VmHandle) -> Result<VmObservation, BackendError> {
+        let id = vm_id(vm)?;
+        let doc = match self.vm_info(id) {
+            Ok(doc) => doc,
+            Err(BackendError::NotFound { .. }) => return Ok(gone(id)),
+            Err(err) => return Err(err),
+        };
+        let phase = doc.phase();
+        if phase != VmPhase::Pending {
+            lock(&self.pending_since).remove(&doc.id);
+        }
+        let failure = || {
+            doc.failure_message().unwrap_or_else(|| {
+                format!(
+                    "OpenNebula reports the VM in STATE {} LCM_STATE {}",
+                    doc.state, doc.lcm_state
+                )
+            })
+        };
+        let (state, message) = match phase {
+            VmPhase::Pending => self.pending(&doc),
+            VmPhase::Held | VmPhase::Stopped => (VmState::Stopped, String::new()),
+            VmPhase::Booting => (VmState::Booting, String::new()),
+            VmPhase::Running | VmPhase::Busy => (VmState::Running, String::new()),
+            VmPhase::ShuttingDown => (VmState::Stopping, String::new()),
+            VmPhase::Failed | VmPhase::Unknown => (VmState::Failed, failure()),
+            VmPhase::Done => return Ok(gone(id)),
+        };
+        let record = SliverContext::from_context(&doc.context);
+        let links: &[String] = record.as_ref().map_or(&[], |r| &r.networks);
+        let mut addresses: Vec<NicAddress> = doc
+            .nics
+            .iter()
+            .filter_map(|nic| {
+                let network = nic
+                    .network_id
+                    .map(|n| n.to_string())
+                    .filter(|n| links.contains(n))
+                    .map(NetHandle);
+                Some(NicAddress {
+                    network,
+                    ip: nic.ip.clone()?,
+                    mac: nic.mac.clone().unwrap_or_default(),
+                })
+            })
+            .collect();
+        addresses.sort_by_key(|a| a.network.is_some());
+        let hostname = match (&self.config.domain, &record) {
+            (Some(domain), Some(record)) => format!("{}-{id}.{domain}", record.hostname),
+            (Some(domain), None) => format!("vm-{id}.{domain}"),
+            (None, _) => addresses.first().map(|a| a.ip.clone()).unwrap_or_default(),
+        };
+        Ok(VmObservation {
+            state,
+            message,
+            hostname,
+            addresses,
+        })
+    }
+
+    fn start(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        let id = vm_id(vm)?;
+        let doc = self.vm_info(id)?;
+        let action = match (doc.state, doc.phase()) {
+            (2, _) => "release",
+            (4 | 5 | 8 | 9, _) => "resume",
+            (_, VmPhase::Pending | VmPhase::Booting | VmPhase::Running | VmPhase::Busy) => {
+                return Ok(());
+            }
+            (_, VmPhase::Done) => return Err(not_found(id)),
+            (_, phase) if in_transition(phase) => {
+                return Err(BackendError::Transient(format!(
+                    "OpenNebula VM {id} is between states (STATE {} LCM_STATE {})",
+                    doc.state, doc.lcm_state
+                )));
+            }
+            _ => {
+                return Err(BackendError::Permanent(format!(
+                    "OpenNebula VM {id} cannot be started: {}",
+                    doc.failure_message().unwrap_or_else(|| "it failed".into())
+                )));
+            }
+        };
+        lock(&self.pending_since).insert(doc.id, (self.clock)());
+        self.act(vm, action, &[VmPhase::Pending, VmPhase::Booting, VmPhase::Running])
+    }
+
+    fn stop(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.act(vm, "poweroff", &[VmPhase::Stopped, VmPhase::Held])
+    }
+
+    fn restart(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.act(vm, "reboot", &[])
+    }
+
+    fn update_users(&self, vm: &VmHandle, users: &[UserKeys]) -> Result<(), BackendError> {
+        let id = vm_id(vm)?;
+        let doc = self.vm_info(id)?;
+        let record = SliverContext::from_context(&doc.context)
+            .ok_or_else(|| {
+                BackendError::Permanent(format!(
+                    "OpenNebula VM {id} carries no context written by this aggregate"
+                ))
+            })?
+            .with_users(users);
+        let template = self.template(record.template_id)?;
+        let mut context = ExtraTemplate::new();
+        context.vector("CONTEXT", &record.merge(&template.context))?;
+        let mut params = vec![Param::Int(id), Param::Str(context.to_xml())];
+        if self.version()? >= (6, 2) {
+            params.push(Param::Int(1));
+        }
+        self.id_call("one.vm.updateconf", &params)
+            .map_err(|e| vm_error(e, id))?;
+        Ok(())
+    }
+
+    fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        let id = vm_id(vm)?;
+        let params = [Param::Str("terminate-hard".into()), Param::Int(id)];
+        match self.id_call("one.vm.action", &params) {
+            Ok(_) => {
+                tracing::info!(vm = id, "OpenNebula VM terminated");
+                Ok(())
+            }
+            Err(err) if err.is_no_exists() => Ok(()),
+            Err(RpcError::Refused {
+                code: ErrorCode::Action,
+                message,
+                ..
+            }) => Err(BackendError::Transient(message)),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
+        Ok(self
+            .tagged_vms()?
+            .into_iter()
+            .map(|(id, tag)| TaggedVm {
+                handle: VmHandle(id.to_string()),
+                tag,
+            })
+            .collect())
+    }
+
+    fn create_network(&self, spec: &NetSpec) -> Result<NetHandle, BackendError> {
+        let links = self.config.links.as_ref().ok_or_else(|| {
+            BackendError::Permanent(
+                "this aggregate offers no links: [backend.opennebula.links] is not configured"
+                    .into(),
+            )
+        })?;
+        let name = names::network_name(&self.config.label, &spec.tag);
+        let params = [-3, -1, -1].map(Param::Int);
+        let pool = docs::parse_vnet_pool(&self.document("one.vnpool.info", &params)?)
+            .map_err(unreadable)?;
+        if let Some(existing) = pool.iter().filter(|n| n.name == name).map(|n| n.id).min() {
+            return Ok(NetHandle(existing.to_string()));
+        }
+        let id = match (links.parent_network, &links.template) {
+            (Some(parent), _) => {
+                let mut reservation = ExtraTemplate::new();
+                reservation
+                    .single("NAME", &name)?
+                    .single("SIZE", &links.size.to_string())?;
+                let params = [Param::Int(parent), Param::Str(reservation.to_xml())];
+                self.id_call("one.vn.reserve", &params)?
+            }
+            (None, Some(template)) => {
+                let text = format!("{template}\nNAME = \"{name}\"\n");
+                let params = [Param::Str(text), Param::Int(links.cluster)];
+                self.id_call("one.vn.allocate", &params)?
+            }
+            (None, None) => {
+                return Err(BackendError::Permanent(
+                    "[backend.opennebula.links] names neither parent_network nor template".into(),
+                ));
+            }
+        };
+        tracing::info!(network = id, tag = %spec.tag, "OpenNebula link network created");
+        Ok(NetHandle(id.to_string()))
+    }
+
+    fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {
+        let Ok(id) = net.0.parse::<i32>() else {
+            return Ok(());
+        };
+        match self.id_call("one.vn.delete", &[Param::Int(id)]) {
+            Ok(_) => Ok(()),
+            Err(err) if err.is_no_exists() => Ok(()),
+            Err(RpcError::Refused {
+                code: ErrorCode::Action | ErrorCode::Internal,
+                message,
+                ..
+            }) if message.contains("lease") || message.contains("in use") => {
+                Err(BackendError::Transient(message))
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+impl From<TemplateError> for BackendError {
+    fn from(err: TemplateError) -> Self {
+        BackendError::Permanent(err.to_string())
+    }
+}
+
+/// Whether a VM in `phase` is between two states, so an action refused
+/// now may be accepted later.
+fn in_transition(phase: VmPhase) -> bool {
+    matches!(
+        phase,
+        VmPhase::Pending | VmPhase::Booting | VmPhase::Busy | VmPhase::ShuttingDown
+    )
+}
+
+fn vm_id(vm: &VmHandle) -> Result<i32, BackendError> {
+    vm.0.parse().map_err(|_| not_found_text(&vm.0))
+}
+
+fn not_found(id: i32) -> BackendError {
+    not_found_text(&id.to_string())
+}
+
+fn not_found_text(id: &str) -> BackendError {
+    BackendError::NotFound {
+        kind: "VM",
+        id: id.to_owned(),
+    }
+}
+
+/// A failure of a call about VM `id`: NO_EXISTS means the VM is gone.
+fn vm_error(err: RpcError, id: i32) -> BackendError {
+    if err.is_no_exists() {
+        not_found(id)
+    } else {
+        err.into()
+    }
+}
+
+fn gone(id: i32) -> VmObservation {
+    VmObservation {
+        state: VmState::Gone,
+        message: format!("OpenNebula VM {id} no longer exists"),
+        hostname: String::new(),
+        addresses: Vec::new(),
+    }
+}
+
+/// An answer of the wrong type for its method: a protocol mismatch, not
+/// worth retrying.
+fn unexpected(method: &str, answer: &Answer) -> RpcError {
+    RpcError::Fault {
+        method: method.to_owned(),
+        code: 0,
+        message: format!("unexpected answer {answer:?}"),
+    }
+}
+
+fn unreadable(err: DocError) -> BackendError {
+    BackendError::Permanent(err.to_string())
+}
+
+/// `major.minor` of a version string such as `6.10.0`.
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let mut parts = text.trim().split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().unwrap_or("0").parse().ok()?;
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests;
