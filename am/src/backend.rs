@@ -20,21 +20,47 @@ use thiserror::Error;
 
 /// The backend the `[backend]` section names, with host URNs under
 /// `authority`. The configuration is expected to be validated; a missing
-/// or invalid `[backend.sim]` is still reported with its key.
+/// or invalid section is still reported with its key.
 pub fn from_config(
     config: &BackendConfig,
     authority: &str,
-) -> Result<Arc<dyn Compute>, sim::config::SimConfigError> {
+) -> Result<Arc<dyn Compute>, BackendConfigError> {
+    let missing = |key: &str, kind: &str| BackendConfigError {
+        key: format!("backend.{key}"),
+        problem: format!("kind = \"{kind}\" needs a [backend.{key}] section"),
+    };
     match config.kind {
         BackendKind::Sim => {
-            let section = config
-                .sim
-                .as_ref()
-                .ok_or_else(|| sim::config::SimConfigError {
-                    key: "backend.sim".into(),
-                    problem: "kind = \"sim\" needs a [backend.sim] section".into(),
-                })?;
+            let section = config.sim.as_ref().ok_or_else(|| missing("sim", "sim"))?;
             Ok(Arc::new(sim::SimulatedCloud::new(section, authority)?))
+        }
+        BackendKind::OpenNebula => {
+            let section = config
+                .opennebula
+                .as_ref()
+                .ok_or_else(|| missing("opennebula", "opennebula"))?;
+            Ok(Arc::new(opennebula::OpenNebulaCloud::connect(
+                section, authority,
+            )?))
+        }
+    }
+}
+
+/// A `[backend]` value the backend cannot be built with.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{key}: {problem}")]
+pub struct BackendConfigError {
+    /// Dotted path of the key, e.g. `backend.opennebula.endpoint`.
+    pub key: String,
+    /// What is wrong and what is expected.
+    pub problem: String,
+}
+
+impl From<sim::config::SimConfigError> for BackendConfigError {
+    fn from(err: sim::config::SimConfigError) -> Self {
+        BackendConfigError {
+            key: err.key,
+            problem: err.problem,
         }
     }
 }
@@ -325,6 +351,7 @@ mod tests {
         let mut config = BackendConfig {
             kind: BackendKind::Sim,
             sim: Some(sim),
+            opennebula: None,
         };
         let backend = from_config(&config, "am.example").unwrap();
         assert_eq!(backend.name(), "simulated cloud");
@@ -332,6 +359,26 @@ mod tests {
         config.sim = None;
         let err = from_config(&config, "am.example").err().unwrap();
         assert_eq!(err.key, "backend.sim");
+    }
+
+    #[test]
+    fn the_opennebula_backend_is_built_from_its_section() {
+        let one = toml::from_str(opennebula::config::SAMPLE_SECTION).unwrap();
+        let mut config = BackendConfig {
+            kind: BackendKind::OpenNebula,
+            sim: None,
+            opennebula: Some(one),
+        };
+        let backend = from_config(&config, "am.example").unwrap();
+        assert_eq!(backend.name(), "OpenNebula cloud");
+        if let Some(one) = config.opennebula.as_mut() {
+            one.endpoint = "ftp://one".into();
+        }
+        let err = from_config(&config, "am.example").err().unwrap();
+        assert_eq!(err.key, "backend.opennebula.endpoint");
+        config.opennebula = None;
+        let err = from_config(&config, "am.example").err().unwrap();
+        assert_eq!(err.key, "backend.opennebula");
     }
 
     #[test]

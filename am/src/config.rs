@@ -6,8 +6,9 @@
 //!
 //! Sections: `[server]` (listening, TLS files, trust roots, limits),
 //! `[aggregate]` (identity and lease policy), `[store]` (SQLite file or
-//! PostgreSQL URL), `[backend]` (`kind` and the `[backend.sim]` simulated
-//! cloud), `[jobs]` (background workers, owned by `jobs::config`).
+//! PostgreSQL URL), `[backend]` (`kind`, the `[backend.sim]` simulated
+//! cloud and the `[backend.opennebula]` driver), `[jobs]` (background
+//! workers, owned by `jobs::config`).
 
 mod syntax;
 mod tls;
@@ -15,6 +16,7 @@ mod validate;
 
 pub use tls::{TlsFileError, TlsIdentity};
 
+use crate::backend::opennebula::config::OneConfig;
 use crate::backend::sim::config::SimConfig;
 use crate::core::Policy;
 use crate::jobs::JobsConfig;
@@ -117,17 +119,22 @@ pub struct StoreConfig {
 pub enum BackendKind {
     /// The in-process simulated cloud (`[backend.sim]`).
     Sim,
+    /// An OpenNebula cloud driven over its XML-RPC API (`[backend.opennebula]`).
+    OpenNebula,
 }
 
 /// The `[backend]` section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackendConfig {
-    /// `sim`.
+    /// `sim` or `opennebula`.
     pub kind: BackendKind,
     /// The simulated cloud, required when `kind = "sim"`.
     #[serde(default)]
     pub sim: Option<SimConfig>,
+    /// The OpenNebula cloud, required when `kind = "opennebula"`.
+    #[serde(default)]
+    pub opennebula: Option<OneConfig>,
 }
 
 /// Why the configuration cannot be used; every message names the file.
@@ -212,14 +219,20 @@ impl Config {
                 *path = base.join(&*path);
             }
         }
-        if let Some(path) = self
+        let sim_paths = self.backend.sim.as_mut().map(|s| &mut s.state_file);
+        let one_paths = self
             .backend
-            .sim
+            .opennebula
             .as_mut()
-            .and_then(|s| s.state_file.as_mut())
-            && path.is_relative()
+            .map(|o| [&mut o.one_auth, &mut o.ca_file]);
+        for path in sim_paths
+            .into_iter()
+            .chain(one_paths.into_iter().flatten())
+            .flatten()
         {
-            *path = base.join(&*path);
+            if path.is_relative() {
+                *path = base.join(&*path);
+            }
         }
         if !self.store.is_postgres() && Path::new(&self.store.url).is_relative() {
             self.store.url = base.join(&self.store.url).display().to_string();

@@ -61,6 +61,9 @@ impl<'de> de::Deserializer<'de> for Probe<'_> {
     fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_u64(1)
     }
+    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_i64(1)
+    }
     fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_i64(1)
     }
@@ -92,7 +95,7 @@ impl<'de> de::Deserializer<'de> for Probe<'_> {
     }
 
     serde::forward_to_deserialize_any! {
-        i8 i16 i32 i128 u128 f32 char str string bytes byte_buf unit unit_struct
+        i8 i16 i128 u128 f32 char str string bytes byte_buf unit unit_struct
         newtype_struct tuple tuple_struct map identifier ignored_any
     }
 }
@@ -134,6 +137,8 @@ fn the_probe_sees_nested_and_optional_keys() {
         "backend.sim.failure_rate",
         "backend.sim.hosts.max_vms",
         "backend.sim.sliver_types.disk_images.description",
+        "backend.opennebula.sliver_types.template_id",
+        "backend.opennebula.links.cluster",
     ] {
         assert!(keys.contains(key), "{key} missing from {keys:?}");
     }
@@ -164,4 +169,24 @@ fn the_example_parses_as_a_configuration_and_its_sim_section_is_valid() {
         .expect("the example configures the sim backend")
         .validate()
         .unwrap();
+}
+
+#[test]
+fn the_examples_opennebula_section_is_valid_with_one_of_each_alternative() {
+    let config = Config::parse(&example()).unwrap();
+    let mut one = config
+        .backend
+        .opennebula
+        .expect("the example documents the OpenNebula backend");
+    let both = one.validate().unwrap_err();
+    assert_eq!(both.key, "backend.opennebula.session", "{both}");
+    one.one_auth = None;
+    let links = one.links.as_mut().unwrap();
+    assert!(links.parent_network.is_some() && links.template.is_some());
+    links.template = None;
+    one.validate().unwrap();
+    let links = one.links.as_mut().unwrap();
+    links.parent_network = None;
+    links.template = Some("VN_MAD = \"bridge\"".into());
+    one.validate().unwrap();
 }

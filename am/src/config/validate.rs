@@ -139,6 +139,16 @@ impl Config {
                 })?;
                 sim.validate().map_err(|e| (e.key, e.problem))
             }
+            BackendKind::OpenNebula => {
+                let one = self.backend.opennebula.as_ref().ok_or_else(|| {
+                    problem(
+                        "backend.opennebula",
+                        "kind = \"opennebula\" needs a [backend.opennebula] section with endpoint, session and sliver_types",
+                    )
+                })?;
+                one.validate().map_err(|e| (e.key, e.problem))?;
+                one.check_files().map_err(|e| (e.key, e.problem))
+            }
         }
     }
 }

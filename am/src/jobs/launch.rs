@@ -4,8 +4,7 @@
 
 use super::JobsHandle;
 use crate::backend::components::component_rows;
-use crate::backend::sim::config::SimConfigError;
-use crate::backend::{self, BackendError, Compute};
+use crate::backend::{self, BackendConfigError, BackendError, Compute};
 use crate::config::Config;
 use crate::store::{Store, StoreError};
 use chrono::Utc;
@@ -25,7 +24,7 @@ pub struct Running {
 pub enum LaunchError {
     /// The `[backend]` section cannot be used.
     #[error("cannot build the backend: {0}")]
-    Backend(#[from] SimConfigError),
+    Backend(#[from] BackendConfigError),
     /// The backend did not report its inventory.
     #[error("cannot read the backend's inventory: {0}")]
     Inventory(#[from] BackendError),

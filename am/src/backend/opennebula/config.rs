@@ -5,6 +5,7 @@
 //! the label that marks this aggregate's VMs. Unknown keys are refused and
 //! every problem names its dotted key.
 
+use super::rpc::Session;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -101,14 +102,7 @@ pub struct OneLinks {
 }
 
 /// A `[backend.opennebula]` value that cannot work, with the key that holds it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{key}: {problem}")]
-pub struct OneConfigError {
-    /// Dotted path of the key, e.g. `backend.opennebula.sliver_types[0].cpu`.
-    pub key: String,
-    /// What is wrong and what is expected.
-    pub problem: String,
-}
+pub type OneConfigError = crate::backend::BackendConfigError;
 
 fn default_timeout_secs() -> u64 {
     30
@@ -171,10 +165,7 @@ impl OneConfig {
         }
         match (&self.session, &self.one_auth) {
             (Some(_), Some(_)) => {
-                return fail(
-                    "session",
-                    "set either session or one_auth, not both".into(),
-                );
+                return fail("session", "set either session or one_auth, not both".into());
             }
             (None, None) => {
                 return fail(
@@ -182,7 +173,7 @@ impl OneConfig {
                     "set session = \"user:secret\" or one_auth = FILE".into(),
                 );
             }
-            (Some(session), None) if !valid_session(session) => {
+            (Some(session), None) if Session::parse(session).is_err() => {
                 return fail(
                     "session",
                     "must be user:secret with a user name free of blanks".into(),
@@ -205,10 +196,7 @@ impl OneConfig {
         if !safe_word(&self.label) {
             return fail(
                 "label",
-                format!(
-                    "`{}` must be letters, digits, `.`, `-` or `_`",
-                    self.label
-                ),
+                format!("`{}` must be letters, digits, `.`, `-` or `_`", self.label),
             );
         }
         if let Some(domain) = &self.domain
@@ -271,6 +259,41 @@ impl OneConfig {
     }
 }
 
+impl OneConfig {
+    /// Checks the files the section names: the `ONE_AUTH` file holds a
+    /// usable session, the CA file exists.
+    pub fn check_files(&self) -> Result<(), OneConfigError> {
+        self.session()?;
+        if let Some(path) = &self.ca_file
+            && !path.is_file()
+        {
+            return Err(OneConfigError {
+                key: "backend.opennebula.ca_file".into(),
+                problem: format!("{} is not a readable file", path.display()),
+            });
+        }
+        Ok(())
+    }
+
+    /// The session: the configured string or the `ONE_AUTH` file's.
+    pub fn session(&self) -> Result<Session, OneConfigError> {
+        let (key, parsed) = match (&self.session, &self.one_auth) {
+            (Some(text), _) => ("session", Session::parse(text)),
+            (None, Some(path)) => ("one_auth", Session::from_one_auth(path)),
+            (None, None) => {
+                return Err(OneConfigError {
+                    key: "backend.opennebula.session".into(),
+                    problem: "set session = \"user:secret\" or one_auth = FILE".into(),
+                });
+            }
+        };
+        parsed.map_err(|e| OneConfigError {
+            key: format!("backend.opennebula.{key}"),
+            problem: e.to_string(),
+        })
+    }
+}
+
 impl OneLinks {
     fn validate(&self) -> Result<(), OneConfigError> {
         let fail = |field: &str, problem: &str| {
@@ -295,19 +318,6 @@ impl OneLinks {
             _ if self.cluster < -1 => fail("cluster", "must be a cluster id or -1"),
             _ => Ok(()),
         }
-    }
-}
-
-/// `user:secret` with a user name oned accepts (no blanks or control characters).
-pub fn valid_session(session: &str) -> bool {
-    match session.split_once(':') {
-        Some((user, secret)) => {
-            !user.is_empty()
-                && !secret.is_empty()
-                && !user.chars().any(|c| c.is_whitespace() || c.is_control())
-                && !secret.chars().any(char::is_control)
-        }
-        None => false,
     }
 }
 
@@ -359,6 +369,31 @@ mod tests {
         assert_eq!(config.timeout_secs, 30);
         assert_eq!(config.links.as_ref().unwrap().cluster, -1);
         assert!(config.images.is_empty());
+    }
+
+    #[test]
+    fn the_session_comes_from_the_string_or_the_one_auth_file() {
+        let mut config = example();
+        assert_eq!(config.session().unwrap().user(), "oneadmin");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("one_auth");
+        std::fs::write(&file, "amsvc:token\n").unwrap();
+        config.session = None;
+        config.one_auth = Some(file.clone());
+        config.validate().unwrap();
+        config.check_files().unwrap();
+        assert_eq!(config.session().unwrap().user(), "amsvc");
+        std::fs::write(&file, "no colon\n").unwrap();
+        assert_eq!(
+            config.check_files().unwrap_err().key,
+            "backend.opennebula.one_auth"
+        );
+        config.ca_file = Some(dir.path().join("missing.pem"));
+        std::fs::write(&file, "amsvc:token\n").unwrap();
+        assert_eq!(
+            config.check_files().unwrap_err().key,
+            "backend.opennebula.ca_file"
+        );
     }
 
     #[test]
@@ -415,13 +450,5 @@ mod tests {
             key(|c| c.domain = Some("bad domain".into())),
             "backend.opennebula.domain"
         );
-    }
-
-    #[test]
-    fn sessions_are_checked_locally() {
-        assert!(valid_session("amsvc:secret:with:colons"));
-        assert!(!valid_session("am svc:secret"));
-        assert!(!valid_session(":secret"));
-        assert!(!valid_session("amsvc:"));
     }
 }

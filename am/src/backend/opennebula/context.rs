@@ -130,12 +130,12 @@ impl SliverContext {
         let mut merged: Vec<(String, String)> = template_context
             .iter()
             .filter(|(_, value)| !value.is_empty())
-            .map(|(key, value)| {
-                match additions.iter().position(|(added, _)| added == key) {
+            .map(
+                |(key, value)| match additions.iter().position(|(added, _)| added == key) {
                     Some(i) => additions.remove(i),
                     None => (key.clone(), value.clone()),
-                }
-            })
+                },
+            )
             .collect();
         merged.extend(additions);
         merged
@@ -344,13 +344,21 @@ mod tests {
     }
 
     fn script(context: &[(String, String)]) -> String {
-        String::from_utf8(BASE64.decode(value(context, "START_SCRIPT_BASE64")).unwrap()).unwrap()
+        String::from_utf8(
+            BASE64
+                .decode(value(context, "START_SCRIPT_BASE64"))
+                .unwrap(),
+        )
+        .unwrap()
     }
 
     #[test]
     fn the_template_context_is_kept_in_order_and_the_keys_are_set() {
         let users = [
-            user("alice", &["ssh-ed25519 AAAA alice@a", "ssh-rsa BBBB alice@b"]),
+            user(
+                "alice",
+                &["ssh-ed25519 AAAA alice@a", "ssh-rsa BBBB alice@b"],
+            ),
             user("bob", &["ssh-ed25519 CCCC bob"]),
         ];
         let record = SliverContext::new(0, &spec("Node_A", &users));
@@ -376,7 +384,10 @@ mod tests {
         assert_eq!(value(&context, "SET_HOSTNAME"), "node-a");
         let script = script(&context);
         let bob_keys = BASE64.encode("ssh-ed25519 CCCC bob");
-        assert!(script.contains(&format!("geni_user bob {bob_keys}\n")), "{script}");
+        assert!(
+            script.contains(&format!("geni_user bob {bob_keys}\n")),
+            "{script}"
+        );
         assert_eq!(SliverContext::from_context(&context), Some(record));
     }
 

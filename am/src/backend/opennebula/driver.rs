@@ -17,11 +17,12 @@
 //! * Links: a reservation from a parent network (`one.vn.reserve`) or a
 //!   new VNET (`one.vn.allocate`) per link, named after its tag.
 
-use super::config::OneConfig;
+use super::config::{OneConfig, OneConfigError};
 use super::context::SliverContext;
 use super::docs::{self, DocError, HostDoc, TemplateDoc, VmDoc, VmPhase};
 use super::names;
 use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
+use super::rpc::{ClientError, ClientSettings, OneClient};
 use super::template::{ExtraTemplate, TemplateError};
 use crate::backend::{
     BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
@@ -29,6 +30,7 @@ use crate::backend::{
 };
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
 
 /// A source of the current time in epoch seconds (tests pass their own).
 pub type Clock = Box<dyn Fn() -> i64 + Send + Sync>;
@@ -85,6 +87,34 @@ impl OpenNebulaCloud {
             images: Mutex::new(HashMap::new()),
             pending_since: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// A driver connected to the oned `config` names, on the system clock.
+    pub fn connect(config: &OneConfig, authority: &str) -> Result<Self, OneConfigError> {
+        config.validate()?;
+        let settings = ClientSettings {
+            endpoint: config.endpoint.clone(),
+            session: config.session()?,
+            timeout: Duration::from_secs(config.timeout_secs),
+            retries: config.retries,
+            max_connections: config.max_connections as usize,
+            ca_file: config.ca_file.clone(),
+        };
+        let client = OneClient::new(settings).map_err(|e| OneConfigError {
+            key: match &e {
+                ClientError::Tls(_) => "backend.opennebula.ca_file",
+                _ => "backend.opennebula.endpoint",
+            }
+            .into(),
+            problem: e.to_string(),
+        })?;
+        tracing::info!(endpoint = %config.endpoint, label = %config.label, "OpenNebula backend configured");
+        Ok(OpenNebulaCloud::new(
+            Box::new(client),
+            config.clone(),
+            authority,
+            system_clock(),
+        ))
     }
 
     /// Calls `method` and expects an XML document.
@@ -166,10 +196,7 @@ impl OpenNebulaCloud {
             .into_iter()
             .filter(HostDoc::is_usable)
             .collect();
-        *lock(&self.hosts) = hosts
-            .iter()
-            .map(|h| (self.component_id(h), h.id))
-            .collect();
+        *lock(&self.hosts) = hosts.iter().map(|h| (self.component_id(h), h.id)).collect();
         Ok(hosts)
     }
 
@@ -315,7 +342,11 @@ impl OpenNebulaCloud {
         if waited > deadline {
             let message = format!(
                 "OpenNebula could not place the VM within {deadline} s: {}",
-                if reason.is_empty() { "no reason given" } else { reason.as_str() }
+                if reason.is_empty() {
+                    "no reason given"
+                } else {
+                    reason.as_str()
+                }
             );
             (VmState::Failed, message)
         } else {
@@ -489,7 +520,11 @@ impl Compute for OpenNebulaCloud {
             }
         };
         lock(&self.pending_since).insert(doc.id, (self.clock)());
-        self.act(vm, action, &[VmPhase::Pending, VmPhase::Booting, VmPhase::Running])
+        self.act(
+            vm,
+            action,
+            &[VmPhase::Pending, VmPhase::Booting, VmPhase::Running],
+        )
     }
 
     fn stop(&self, vm: &VmHandle) -> Result<(), BackendError> {

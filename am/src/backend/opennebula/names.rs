@@ -99,7 +99,10 @@ mod tests {
     #[test]
     fn vm_names_are_valid_opennebula_names() {
         assert_eq!(vm_name("node-0"), "node-0");
-        assert_eq!(vm_name("urn:publicid:IDN+x+node+a"), "urn-publicid-IDN+x+node+a");
+        assert_eq!(
+            vm_name("urn:publicid:IDN+x+node+a"),
+            "urn-publicid-IDN+x+node+a"
+        );
         assert_eq!(vm_name("a\"b;c$d{e}\n"), "a-b-c-d-e");
         assert_eq!(vm_name("$$$"), "geni-vm");
         assert_eq!(vm_name(&"x".repeat(300)).len(), 128);

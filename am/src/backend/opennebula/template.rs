@@ -68,7 +68,8 @@ impl ExtraTemplate {
             check_value(&format!("{name}/{key}"), value)?;
             checked.push((key.to_owned(), value.to_owned()));
         }
-        self.attributes.push((name.to_owned(), Attribute::Vector(checked)));
+        self.attributes
+            .push((name.to_owned(), Attribute::Vector(checked)));
         Ok(self)
     }
 
@@ -124,7 +125,10 @@ fn check_value(name: &str, value: &str) -> Result<(), TemplateError> {
         Some("it is empty")
     } else if value.contains("]]>") {
         Some("it contains `]]>`")
-    } else if value.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+    } else if value
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
         Some("it contains a control character")
     } else {
         None

@@ -4,8 +4,8 @@
 //! a given value — and records every call, and a reader that parses an
 //! extra template back into `(PATH, value)` pairs, as oned would see it.
 
-use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
-use crate::xmlrpc::{Value, decode_response};
+use super::rpc::wire::decode_response;
+use super::rpc::{Answer, OneRpc, Param, RpcError};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use std::collections::VecDeque;
@@ -17,53 +17,12 @@ pub fn recorded_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/opennebula/recorded/oned-7.4.0")
 }
 
-/// The reply recorded as `<name>.response.xml`, decoded as the client
-/// decodes oned's replies: element `[1]` of a success, or the refusal or
-/// fault.
+/// The reply recorded as `<name>.response.xml`, decoded by the client's
+/// own reader: element `[1]` of a success, or the refusal or fault.
 pub fn recorded(name: &str, method: &str) -> Result<Answer, RpcError> {
     let path = recorded_dir().join(format!("{name}.response.xml"));
     let body = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    match decode_response(&body, 16 << 20).expect("a recorded response decodes") {
-        Err(fault) => Err(RpcError::Fault {
-            method: method.into(),
-            code: i64::from(fault.code()),
-            message: fault.string().to_owned(),
-        }),
-        Ok(Value::Array(items)) => {
-            let ok = matches!(items[0], Value::Boolean(true));
-            if ok {
-                Ok(answer(&items[1]))
-            } else {
-                let Answer::Str(message) = answer(&items[1]) else {
-                    panic!("{name}: a refusal without a message");
-                };
-                let Answer::Int(code) = answer(&items[2]) else {
-                    panic!("{name}: a refusal without a code");
-                };
-                let object = items.get(3).map(answer).and_then(|id| match id {
-                    Answer::Int(id) if id >= 0 => Some(id),
-                    _ => None,
-                });
-                Err(RpcError::Refused {
-                    method: method.into(),
-                    code: ErrorCode::from_code(code),
-                    message,
-                    object,
-                })
-            }
-        }
-        Ok(other) => panic!("{name}: not a reply array: {other:?}"),
-    }
-}
-
-fn answer(value: &Value) -> Answer {
-    match value {
-        Value::String(text) => Answer::Str(text.clone()),
-        Value::Integer(n) => Answer::Int(i64::from(*n)),
-        Value::Long(n) => Answer::Int(*n),
-        Value::Boolean(b) => Answer::Bool(*b),
-        other => panic!("an unexpected reply element {other:?}"),
-    }
+    decode_response(method, &body, 16 << 20)
 }
 
 /// One call the driver made.

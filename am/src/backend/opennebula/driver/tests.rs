@@ -150,7 +150,11 @@ fn create_instantiates_on_hold_with_the_merged_context_and_the_tag() {
         .id("one.template.instantiate", 7);
     assert_eq!(f.cloud.create_vm(&spec).unwrap(), VmHandle("7".into()));
     let sent = f.rpc.take_sent();
-    assert_eq!(sent[0].params, [-3, -1, -1, -1].map(Param::Int), "own live VMs");
+    assert_eq!(
+        sent[0].params,
+        [-3, -1, -1, -1].map(Param::Int),
+        "own live VMs"
+    );
     let (name, extra) = instantiated(&sent);
     assert_eq!(name, "node-0");
     assert_eq!(
@@ -211,7 +215,10 @@ fn every_template_context_entry_is_resent_verbatim() {
     assert_eq!(context[1].0, "SSH_PUBLIC_KEY");
     assert_eq!(context[2], ("REPORT_READY", "YES"));
     assert_eq!(context[3], ("NOTE", "$NAME on $USER[TEMPLATE]"));
-    assert!(!paths(&extra).contains(&"NIC/NETWORK_ID"), "no links: the template's NICs stay");
+    assert!(
+        !paths(&extra).contains(&"NIC/NETWORK_ID"),
+        "no links: the template's NICs stay"
+    );
 }
 
 #[test]
@@ -244,7 +251,11 @@ fn hostile_strings_cannot_break_or_extend_the_template() {
         .id("one.template.instantiate", 8);
     f.cloud.create_vm(&spec()).unwrap();
     let (_, benign) = instantiated(&f.rpc.take_sent());
-    assert_eq!(paths(&extra), paths(&benign), "the same attributes, nothing injected");
+    assert_eq!(
+        paths(&extra),
+        paths(&benign),
+        "the same attributes, nothing injected"
+    );
     assert_eq!(value_at(&extra, "CPU"), Some("0.5"));
     assert_eq!(
         value_at(&extra, "CONTEXT/SSH_PUBLIC_KEY"),
@@ -277,7 +288,8 @@ fn a_crash_between_create_and_store_never_creates_a_second_vm() {
     assert_eq!(f.cloud.create_vm(&spec()).unwrap(), VmHandle("7".into()));
     assert_eq!(f.rpc.take_methods(), ["one.vmpool.info", "one.vmpool.info"]);
     let theirs = names::vm_label("other-am", TAG);
-    f.rpc.document("one.vmpool.info", &labelled_pool(7, &theirs));
+    f.rpc
+        .document("one.vmpool.info", &labelled_pool(7, &theirs));
     assert_eq!(f.cloud.list_vms().unwrap(), []);
     f.rpc.document("one.vmpool.info", &labelled_pool(7, &mine));
     assert_eq!(
@@ -336,8 +348,10 @@ fn every_recorded_state_maps() {
         ((3, 99), VmState::Failed),
         ((99, 0), VmState::Failed),
     ] {
-        f.rpc
-            .document("one.vm.info", &with_state("vm.info-running", state, lcm_state));
+        f.rpc.document(
+            "one.vm.info",
+            &with_state("vm.info-running", state, lcm_state),
+        );
         let seen = f.cloud.observe(&VmHandle("0".into())).unwrap();
         assert_eq!(seen.state, expected, "({state}, {lcm_state})");
         if expected == VmState::Failed && state != 11 {
@@ -352,7 +366,8 @@ fn failures_carry_opennebulas_error_text() {
     let seen = observe_recorded(&f, "vm.info-boot-failure");
     assert_eq!(seen.state, VmState::Failed);
     assert!(
-        seen.message.contains("DEPLOY: localhost:fails-to-boot:dummy"),
+        seen.message
+            .contains("DEPLOY: localhost:fails-to-boot:dummy"),
         "{}",
         seen.message
     );
@@ -363,7 +378,11 @@ fn unplaceable_vms_fail_after_the_placement_deadline() {
     let f = fixture_with(|c| c.placement_deadline_secs = 600);
     let seen = observe_recorded(&f, "vm.info-pending-unplaceable");
     assert_eq!(seen.state, VmState::Pending);
-    assert!(seen.message.contains("Not enough MEMORY"), "{}", seen.message);
+    assert!(
+        seen.message.contains("Not enough MEMORY"),
+        "{}",
+        seen.message
+    );
     f.now.fetch_add(600, Ordering::SeqCst);
     assert_eq!(
         observe_recorded(&f, "vm.info-pending-unplaceable").state,
@@ -373,7 +392,10 @@ fn unplaceable_vms_fail_after_the_placement_deadline() {
     let seen = observe_recorded(&f, "vm.info-pending-unplaceable");
     assert_eq!(seen.state, VmState::Failed);
     assert!(seen.message.contains("within 600 s"), "{}", seen.message);
-    assert!(seen.message.contains("[HOST] Not enough MEMORY on hosts: 0"));
+    assert!(
+        seen.message
+            .contains("[HOST] Not enough MEMORY on hosts: 0")
+    );
 }
 
 #[test]
@@ -417,7 +439,10 @@ fn action_of(sent: &[Sent]) -> Vec<Param> {
 fn power_actions_send_the_action_before_the_id() {
     let f = fixture();
     f.rpc
-        .document("one.vm.info", &with_state("vm.info-vm1-pending_lcm_init", 2, 0))
+        .document(
+            "one.vm.info",
+            &with_state("vm.info-vm1-pending_lcm_init", 2, 0),
+        )
         .id("one.vm.action", 0);
     f.cloud.start(&VmHandle("0".into())).unwrap();
     assert_eq!(
@@ -481,13 +506,15 @@ fn refused_actions_are_transient_only_between_states() {
         .document("one.vm.info", &with_state("vm.info-running", 8, 0));
     let err = f.cloud.restart(&vm).unwrap_err();
     assert_eq!(err.class(), ErrorClass::Permanent);
-    assert!(err.to_string().contains("not available for state RUNNING"), "{err}");
+    assert!(
+        err.to_string().contains("not available for state RUNNING"),
+        "{err}"
+    );
     f.rpc
         .recorded("one.vm.action", "err.vm-action-wrong-state")
         .document("one.vm.info", &with_state("vm.info-running", 8, 0));
     f.cloud.stop(&vm).unwrap();
-    f.rpc
-        .recorded("one.vm.action", "err.vm-action-wrong-state");
+    f.rpc.recorded("one.vm.action", "err.vm-action-wrong-state");
     assert!(f.cloud.destroy(&vm).unwrap_err().is_transient());
     f.rpc.recorded("one.vm.info", "err.vm-info-no-such-id");
     assert_eq!(
@@ -524,7 +551,10 @@ fn each_error_class_maps() {
             ErrorClass::Permanent,
         ),
         (
-            Err(refused(0x8000, "The resource virtual machine template is locked. [0].")),
+            Err(refused(
+                0x8000,
+                "The resource virtual machine template is locked. [0].",
+            )),
             ErrorClass::Transient,
         ),
         (
@@ -544,7 +574,10 @@ fn each_error_class_maps() {
         fresh.rpc.recorded("one.vm.info", "err.bad-password");
         let err = fresh.cloud.observe(&VmHandle("0".into())).unwrap_err();
         assert_eq!(err.class(), ErrorClass::Permanent);
-        assert!(err.to_string().contains("couldn't be authenticated"), "{err}");
+        assert!(
+            err.to_string().contains("couldn't be authenticated"),
+            "{err}"
+        );
     }
     let f = fixture_with(|c| c.sliver_types[0].template_id = 4242);
     f.rpc
@@ -609,7 +642,10 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
         }]
     );
     let kind = &inventory.sliver_types[0];
-    assert_eq!((kind.name.as_str(), kind.cpus, kind.memory_mb), ("small", 1, 256));
+    assert_eq!(
+        (kind.name.as_str(), kind.cpus, kind.memory_mb),
+        ("small", 1, 256)
+    );
     let images: Vec<&str> = kind.disk_images.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(images, ["geni-img"]);
 
@@ -633,7 +669,10 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
     f.rpc
         .recorded("one.vnpool.info", "vnpool.info")
         .id("one.vn.reserve", 3);
-    assert_eq!(f.cloud.create_network(&spec).unwrap(), NetHandle("3".into()));
+    assert_eq!(
+        f.cloud.create_network(&spec).unwrap(),
+        NetHandle("3".into())
+    );
     let sent = f.rpc.take_sent();
     assert_eq!(sent[1].params[0], Param::Int(0), "the parent network");
     let Param::Str(xml) = &sent[1].params[1] else {
@@ -642,14 +681,24 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
     let name = names::network_name("geni-am", &spec.tag);
     assert_eq!(
         parse_extra_template(xml),
-        [("NAME".to_owned(), name.clone()), ("SIZE".to_owned(), "16".to_owned())]
+        [
+            ("NAME".to_owned(), name.clone()),
+            ("SIZE".to_owned(), "16".to_owned())
+        ]
     );
     let known = payload("vnpool.info")
         .replacen("<ID>0</ID>", "<ID>3</ID>", 1)
         .replacen("<NAME>geni-net</NAME>", &format!("<NAME>{name}</NAME>"), 1);
     f.rpc.document("one.vnpool.info", &known);
-    assert_eq!(f.cloud.create_network(&spec).unwrap(), NetHandle("3".into()));
-    assert_eq!(f.rpc.take_methods(), ["one.vnpool.info"], "found by its name");
+    assert_eq!(
+        f.cloud.create_network(&spec).unwrap(),
+        NetHandle("3".into())
+    );
+    assert_eq!(
+        f.rpc.take_methods(),
+        ["one.vnpool.info"],
+        "found by its name"
+    );
 
     let in_use = RpcError::Refused {
         method: "one.vn.delete".into(),
@@ -663,9 +712,10 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
         .reply("one.vn.delete", Err(in_use));
     f.cloud.destroy_network(&NetHandle("3".into())).unwrap();
     f.cloud.destroy_network(&NetHandle("3".into())).unwrap();
-    assert!(f
-        .cloud
-        .destroy_network(&NetHandle("3".into()))
-        .unwrap_err()
-        .is_transient());
+    assert!(
+        f.cloud
+            .destroy_network(&NetHandle("3".into()))
+            .unwrap_err()
+            .is_transient()
+    );
 }
