@@ -17,7 +17,7 @@
 //! * Links: a reservation from a parent network (`one.vn.reserve`) or a
 //!   new VNET (`one.vn.allocate`) per link, named after its tag.
 
-use super::config::{OneConfig, OneConfigError};
+use super::config::{OneConfig, OneConfigError, OneSliverType};
 use super::context::SliverContext;
 use super::docs::{self, DocError, HostDoc, TemplateDoc, VmDoc, VmPhase};
 use super::names;
@@ -268,7 +268,7 @@ impl OpenNebulaCloud {
         spec: &VmSpec,
         template: &TemplateDoc,
         record: &SliverContext,
-        size: &super::config::OneSliverType,
+        size: &OneSliverType,
     ) -> Result<ExtraTemplate, BackendError> {
         let mut extra = ExtraTemplate::new();
         extra
@@ -303,6 +303,26 @@ impl OpenNebulaCloud {
             .single("LABELS", &names::vm_label(&self.config.label, &spec.tag))?
             .single("GENI_SLIVER_URN", &spec.tag)?;
         Ok(extra)
+    }
+
+    /// Instantiates the type's template on hold: always 5 parameters,
+    /// which every server version reads correctly.
+    fn instantiate(
+        &self,
+        spec: &VmSpec,
+        template: &TemplateDoc,
+        record: &SliverContext,
+        size: &OneSliverType,
+    ) -> Result<i64, BackendError> {
+        let extra = self.extra_template(spec, template, record, size)?;
+        let params = [
+            Param::Int(size.template_id),
+            Param::Str(names::vm_name(&spec.name)),
+            Param::Bool(true),
+            Param::Str(extra.to_xml()),
+            Param::Bool(false),
+        ];
+        Ok(self.id_call("one.template.instantiate", &params)?)
     }
 
     /// Runs `one.vm.action(action, id)`. A refusal for the VM's state is
@@ -413,15 +433,18 @@ impl Compute for OpenNebulaCloud {
             })?;
         let template = self.template(size.template_id)?;
         let record = SliverContext::new(size.template_id, spec);
-        let extra = self.extra_template(spec, &template, &record, size)?;
-        let params = [
-            Param::Int(size.template_id),
-            Param::Str(names::vm_name(&spec.name)),
-            Param::Bool(true),
-            Param::Str(extra.to_xml()),
-            Param::Bool(false),
-        ];
-        let id = self.id_call("one.template.instantiate", &params)?;
+        let id = match self.instantiate(spec, &template, &record, size) {
+            // A requested address that is taken: the network picks one.
+            Err(BackendError::Capacity(err))
+                if err.contains("lease") && spec.networks.iter().any(|n| n.ip.is_some()) =>
+            {
+                tracing::info!(tag = %spec.tag, %err, "requested addresses not free; letting OpenNebula choose");
+                let mut any_address = spec.clone();
+                any_address.networks.iter_mut().for_each(|n| n.ip = None);
+                self.instantiate(&any_address, &template, &record, size)
+            }
+            other => other,
+        }?;
         tracing::info!(vm = id, tag = %spec.tag, "OpenNebula VM created on hold");
         Ok(VmHandle(id.to_string()))
     }

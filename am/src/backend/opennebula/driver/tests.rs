@@ -719,3 +719,42 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
             .is_transient()
     );
 }
+
+#[test]
+fn a_requested_address_that_is_taken_is_left_to_the_network() {
+    let f = fixture();
+    let mut spec = spec();
+    spec.networks = vec![NicSpec {
+        network: NetHandle("5".into()),
+        ip: Some("192.168.5.10".into()),
+    }];
+    let taken = RpcError::Refused {
+        method: "one.template.instantiate".into(),
+        code: ErrorCode::Allocate,
+        message: "[one.template.instantiate] Error allocating a new virtual machine template. Cannot get IP/MAC lease from virtual network 5.".into(),
+        object: None,
+    };
+    script_reads(&f.rpc)
+        .reply("one.template.instantiate", Err(taken))
+        .id("one.template.instantiate", 9);
+    assert_eq!(f.cloud.create_vm(&spec).unwrap(), VmHandle("9".into()));
+    let sent = f.rpc.take_sent();
+    let nics: Vec<Vec<(String, String)>> = sent
+        .iter()
+        .filter(|s| s.method == "one.template.instantiate")
+        .map(|s| {
+            let (_, extra) = instantiated(std::slice::from_ref(s));
+            extra
+                .into_iter()
+                .filter(|(p, _)| p.starts_with("NIC/"))
+                .collect()
+        })
+        .collect();
+    assert_eq!(value_at(&nics[0], "NIC/IP"), Some("192.168.5.10"));
+    assert_eq!(
+        value_at(&nics[1], "NIC/IP"),
+        None,
+        "the second try asks for no address"
+    );
+    assert_eq!(nics[1].len(), 2, "the template's NIC and the link's");
+}
