@@ -89,6 +89,9 @@ pub struct Host {
     pub memory_mb: u64,
     /// The most VMs the host runs at once.
     pub max_vms: u32,
+    /// Whether the host can take another VM now (a cloud shared with
+    /// others may have filled it); unavailable hosts are advertised as such.
+    pub available: bool,
 }
 
 /// A VM flavour a request can ask for by name.

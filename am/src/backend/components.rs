@@ -1,6 +1,7 @@
 //! The backend's inventory as the store's capacity rows: `serve` seeds the
 //! components table with [`component_rows`] so the core allocates against
-//! what the cloud really offers.
+//! what the cloud really offers, and does not offer hosts the cloud reports
+//! full.
 
 use super::{Host, Inventory, SliverType};
 use crate::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
@@ -8,8 +9,9 @@ use crate::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, Sl
 /// The hardware type advertised for every host of a cloud of VMs.
 pub const HARDWARE_TYPE: &str = "kvm-host";
 
-/// One shared (not exclusive), available row per host, offering every
-/// sliver type that fits on it; the first image of each type is its default.
+/// One shared (not exclusive) row per host, available when the cloud says
+/// the host can take a VM, offering every sliver type that fits on it; the
+/// first image of each type is its default.
 pub fn component_rows(inventory: &Inventory) -> Vec<ComponentRow> {
     inventory
         .hosts
@@ -21,7 +23,7 @@ pub fn component_rows(inventory: &Inventory) -> Vec<ComponentRow> {
             memory_mb: i64::try_from(host.memory_mb).unwrap_or(i64::MAX),
             max_vms: i64::from(host.max_vms),
             exclusive: false,
-            available: true,
+            available: host.available,
             details: ComponentDetails {
                 hardware_types: vec![HARDWARE_TYPE.to_owned()],
                 sliver_types: inventory
@@ -78,8 +80,12 @@ mod tests {
         config.sliver_types[1].name = "large".into();
         config.sliver_types[1].cpus = 2;
         let cloud = SimulatedCloud::new(&config, "am.example").unwrap();
-        let rows = component_rows(&cloud.inventory().unwrap());
+        let mut inventory = cloud.inventory().unwrap();
+        inventory.hosts[1].available = false;
+        let rows = component_rows(&inventory);
         assert_eq!(rows.len(), 2);
+        assert!(rows[0].available);
+        assert!(!rows[1].available, "a host the cloud reports full");
         assert_eq!(rows[0].id, "urn:publicid:IDN+am.example+node+host1");
         assert_eq!(
             (rows[0].cpus, rows[0].memory_mb, rows[0].max_vms),

@@ -462,6 +462,7 @@ fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
                 cpus: h.cpus,
                 memory_mb: h.memory_mb,
                 max_vms: h.max_vms,
+                available: true,
             })
             .collect(),
         sliver_types: config

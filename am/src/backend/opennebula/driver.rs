@@ -380,7 +380,12 @@ impl Compute for OpenNebulaCloud {
         "OpenNebula cloud"
     }
 
+    /// Hosts with their allocatable capacity (MAX_CPU, MAX_MEM: the core
+    /// subtracts this aggregate's own slivers), available while their
+    /// unallocated capacity (what every OpenNebula user's VMs leave)
+    /// still fits the smallest configured type.
     fn inventory(&self) -> Result<Inventory, BackendError> {
+        let types = &self.config.sliver_types;
         let hosts = self
             .usable_hosts()?
             .iter()
@@ -390,6 +395,9 @@ impl Compute for OpenNebulaCloud {
                 cpus: u32::try_from(h.max_cpu.max(0) / 100).unwrap_or(u32::MAX),
                 memory_mb: u64::try_from(h.max_mem_kib.max(0) / 1024).unwrap_or(0),
                 max_vms: self.config.max_vms_per_host,
+                available: types
+                    .iter()
+                    .any(|t| t.cpu <= h.free_cpus() && t.memory_mb <= h.free_mem_mib()),
             })
             .collect();
         let images = self.offered_images()?;

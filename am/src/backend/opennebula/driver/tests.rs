@@ -639,8 +639,21 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
             cpus: 8,
             memory_mb: 16384,
             max_vms: 32,
+            available: true,
         }]
     );
+    let full = payload("hostpool.info").replacen(
+        "<CPU_USAGE>0</CPU_USAGE>",
+        "<CPU_USAGE>780</CPU_USAGE>",
+        1,
+    );
+    let f = fixture();
+    f.rpc
+        .document("one.hostpool.info", &full)
+        .recorded("one.imagepool.info", "imagepool.info");
+    let host = &f.cloud.inventory().unwrap().hosts[0];
+    assert_eq!(host.cpus, 8, "allocatable, not free");
+    assert!(!host.available, "0.2 free CPUs cannot take a 0.5 CPU VM");
     let kind = &inventory.sliver_types[0];
     assert_eq!(
         (kind.name.as_str(), kind.cpus, kind.memory_mb),
