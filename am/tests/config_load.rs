@@ -136,8 +136,13 @@ const MISTAKES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "kind = \"sim\"",
+        "kind = \"openstack\"",
+        &["unknown variant `openstack`", "backend.kind"],
+    ),
+    (
+        "kind = \"sim\"",
         "kind = \"opennebula\"",
-        &["unknown variant `opennebula`", "backend.kind"],
+        &["backend.opennebula", "needs a [backend.opennebula] section"],
     ),
     (
         "[store]",
