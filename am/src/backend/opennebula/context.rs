@@ -5,7 +5,8 @@
 //! place or appended:
 //!
 //! * `SSH_PUBLIC_KEY`: every slice user's keys, newline-joined;
-//! * `USERNAME`: the login of the first user, from its URN;
+//! * `USERNAME`: the login of the first user, from its URN by the rule the
+//!   manifest's logins follow ([`login_name`]);
 //! * `SET_HOSTNAME`: a DNS label from the `client_id`;
 //! * `START_SCRIPT_BASE64`: a script adding the other users with their
 //!   keys, unpacking each `<install>` and running each `<execute>`;
@@ -19,6 +20,7 @@
 //! `$USER[…]`, `$NAME`) are resent verbatim.
 
 use crate::backend::{UserKeys, VmSpec};
+use crate::core::login_name;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
@@ -154,7 +156,7 @@ impl SliverContext {
         if !direct_keys.is_empty() {
             additions.push(("SSH_PUBLIC_KEY".to_owned(), direct_keys.join("\n")));
         }
-        if let Some(first) = logins.first() {
+        if let Some((first, _)) = logins.first().filter(|(login, _)| valid_login(login)) {
             additions.push(("USERNAME".to_owned(), first.clone()));
         }
         additions.push(("SET_HOSTNAME".to_owned(), self.hostname.clone()));
@@ -167,28 +169,27 @@ impl SliverContext {
         additions
     }
 
-    /// A distinct login name per user, in order.
-    fn logins(&self) -> Vec<String> {
-        let mut logins: Vec<String> = Vec::new();
+    /// The accounts to create, in order of first appearance: the login the
+    /// manifest advertises for each user ([`login_name`]) with the keys of
+    /// every user that maps to it.
+    fn logins(&self) -> Vec<(String, Vec<&str>)> {
+        let mut logins: Vec<(String, Vec<&str>)> = Vec::new();
         for user in &self.users {
-            let base = login_name(&user.urn);
-            let mut login = base.clone();
-            let mut n = 2;
-            while logins.contains(&login) {
-                login = format!("{base}{n}");
-                n += 1;
+            let login = login_name(&user.urn);
+            let keys = user.keys.iter().map(|k| k.trim());
+            match logins.iter_mut().find(|(known, _)| *known == login) {
+                Some((_, known_keys)) => known_keys.extend(keys),
+                None => logins.push((login, keys.collect())),
             }
-            logins.push(login);
         }
         logins
     }
 
     /// The start script: idempotent (context runs it at every boot), every
     /// untrusted string decoded from base64 at run time.
-    fn start_script(&self, logins: &[String]) -> String {
+    fn start_script(&self, logins: &[(String, Vec<&str>)]) -> String {
         let mut script = String::from(START_SCRIPT_HEAD);
-        for (user, login) in self.users.iter().zip(logins) {
-            let keys: Vec<&str> = user.keys.iter().map(|k| k.trim()).collect();
+        for (login, keys) in logins {
             script.push_str(&format!(
                 "geni_user {login} {}\n",
                 BASE64.encode(keys.join("\n"))
@@ -213,13 +214,15 @@ impl SliverContext {
 }
 
 /// The script's functions; the calls after it pass only login names
-/// (checked `[a-z_][a-z0-9_-]*`), numbers and base64 text.
+/// (`[a-z0-9_-]`, those not starting with a letter or `_` skipped),
+/// numbers and base64 text.
 const START_SCRIPT_HEAD: &str = r#"#!/bin/sh
 # Written by the GENI aggregate: adds the slice users, unpacks the
 # requested archives once and runs the requested commands at each boot.
 unb64() { printf '%s' "$1" | base64 -d; }
 geni_user() {
-    id "$1" >/dev/null 2>&1 || useradd -m -s /bin/bash "$1" || return
+    case "$1" in [a-z_]*) ;; *) return ;; esac
+    id "$1" >/dev/null 2>&1 || useradd -m -s /bin/bash -- "$1" || return
     home=$(getent passwd "$1" | cut -d: -f6)
     mkdir -p "$home/.ssh"
     unb64 "$2" > "$home/.ssh/authorized_keys"
@@ -256,26 +259,14 @@ fn context_safe(text: &str) -> bool {
     !text.is_empty() && !text.contains(['$', '\n', '\r']) && !text.contains("]]>")
 }
 
-/// A login name from a user URN (`…+user+alice` → `alice`): lower-case
-/// letters, digits, `_` and `-`, starting with a letter or `_`, at most 32
-/// characters; `geniuser` when nothing usable is left.
-pub fn login_name(urn: &str) -> String {
-    let last = urn.rsplit(['+', ':']).next().unwrap_or_default();
-    let name: String = last
-        .chars()
-        .filter_map(|c| match c {
-            'a'..='z' | '0'..='9' | '_' | '-' => Some(c),
-            'A'..='Z' => Some(c.to_ascii_lowercase()),
-            '.' => Some('_'),
-            _ => None,
-        })
-        .take(32)
-        .collect();
-    if name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
-        name
-    } else {
-        "geniuser".to_owned()
-    }
+/// Whether `login` can be a Unix account name: `[a-z_][a-z0-9_-]*`, at
+/// most 32 characters (the script skips other names too).
+fn valid_login(login: &str) -> bool {
+    login.len() <= 32
+        && login.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && login
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
 }
 
 /// A DNS label from a `client_id`: lower-case letters, digits and `-`, at
@@ -417,7 +408,7 @@ mod tests {
             }
         }
         assert_eq!(value(&context, "SSH_PUBLIC_KEY"), "ssh-ed25519 GOOD ok");
-        assert_eq!(value(&context, "USERNAME"), "reboot");
+        assert_eq!(value(&context, "USERNAME"), "__reboot_____");
         assert_eq!(value(&context, "SET_HOSTNAME"), "a-b");
         let script = script(&context);
         let body = script.strip_prefix(START_SCRIPT_HEAD).unwrap();
@@ -449,17 +440,29 @@ mod tests {
     }
 
     #[test]
-    fn logins_are_distinct_and_safe() {
+    fn logins_follow_the_manifest_and_share_accounts() {
         let users = [
-            user("Alice.Smith", &[]),
+            user("Alice.Smith", &["k1"]),
             UserKeys {
                 urn: "urn:publicid:IDN+other+user+alice.smith".into(),
-                keys: vec![],
+                keys: vec!["k2".into()],
             },
-            user("42", &[]),
+            user("42", &["k3"]),
         ];
         let record = SliverContext::new(0, &spec("n", &users));
-        assert_eq!(record.logins(), ["alice_smith", "alice_smith2", "geniuser"]);
+        assert_eq!(
+            record.logins(),
+            [
+                ("alice_smith".to_owned(), vec!["k1", "k2"]),
+                ("42".to_owned(), vec!["k3"])
+            ]
+        );
+        assert_eq!(value(&record.merge(&[]), "USERNAME"), "alice_smith");
+        let odd = SliverContext::new(0, &spec("n", &users[2..]));
+        assert!(
+            odd.merge(&[]).iter().all(|(k, _)| k != "USERNAME"),
+            "not an account name"
+        );
         assert_eq!(host_label("--"), "vm");
     }
 }
