@@ -220,6 +220,10 @@ pub struct NicAddress {
     pub ip: String,
     /// MAC address (`02:00:…`).
     pub mac: String,
+    /// Dotted netmask of the address, when the cloud knows the network's
+    /// prefix.
+    #[serde(default)]
+    pub netmask: Option<String>,
 }
 
 /// A snapshot of one VM.

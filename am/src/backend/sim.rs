@@ -47,6 +47,9 @@ struct State {
     networks: BTreeMap<u64, SavedNetwork>,
     faults: Faults,
     created: u64,
+    /// The specification each VM of this process was created from, by tag
+    /// (not saved: tests read it to see what the aggregate asked for).
+    specs: BTreeMap<String, VmSpec>,
 }
 
 /// Link networks get `192.168.<n>.0/24`, so at most this many exist at once.
@@ -85,6 +88,7 @@ impl SimulatedCloud {
             networks: BTreeMap::new(),
             faults: Faults::new(config.failure_rate, config.seed),
             created: 0,
+            specs: BTreeMap::new(),
         };
         if let Some(saved) = saved {
             state.restore(saved);
@@ -144,6 +148,21 @@ impl SimulatedCloud {
     /// How many VMs were ever created (repeated creations of one tag count once).
     pub fn vms_created(&self) -> u64 {
         self.lock().created
+    }
+
+    /// The specification the VM tagged `tag` was created from by this
+    /// process, if any.
+    pub fn spec_of(&self, tag: &str) -> Option<VmSpec> {
+        self.lock().specs.get(tag).cloned()
+    }
+
+    /// The link networks that exist, with their tags.
+    pub fn networks(&self) -> Vec<(NetHandle, String)> {
+        self.lock()
+            .networks
+            .iter()
+            .map(|(id, net)| (NetHandle(id.to_string()), net.tag.clone()))
+            .collect()
     }
 
     /// The users and keys installed on a VM, if it exists.
@@ -321,7 +340,7 @@ impl Compute for SimulatedCloud {
             let net = &nic.network;
             let id = parse_id(&net.0, "network")?;
             let leased = match state.networks.get_mut(&id) {
-                Some(network) => network.pool.lease(),
+                Some(network) => network.pool.lease_asked(nic.ip.as_deref()),
                 None => Err(not_found("network", &net.0)),
             };
             match leased {
@@ -335,6 +354,7 @@ impl Compute for SimulatedCloud {
         let id = state.next_id;
         state.next_id += 1;
         state.created += 1;
+        state.specs.insert(spec.tag.clone(), spec.clone());
         let hostname = format!("{}-{id}.{}", host_label(&spec.name), self.domain);
         let mut vm = SimVm::new(
             spec.tag.clone(),

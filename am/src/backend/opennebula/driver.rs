@@ -510,6 +510,7 @@ impl Compute for OpenNebulaCloud {
                     network,
                     ip: nic.ip.clone()?,
                     mac: nic.mac.clone().unwrap_or_default(),
+                    netmask: None,
                 })
             })
             .collect();

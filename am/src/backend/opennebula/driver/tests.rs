@@ -407,7 +407,8 @@ fn addresses_tell_link_networks_from_the_control_network() {
         [NicAddress {
             network: None,
             ip: "10.10.0.10".into(),
-            mac: "02:00:0a:0a:00:0a".into()
+            mac: "02:00:0a:0a:00:0a".into(),
+            netmask: None,
         }]
     );
     assert_eq!(seen.hostname, "10.10.0.10", "no domain: the address");
