@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
         am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
         cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
         policy: Policy::default(),
+        ssh: Default::default(),
     };
     let aggregate = Aggregate::new(store, config).unwrap();
     let endpoints = Endpoints {

@@ -78,6 +78,7 @@ fn aggregate(url: &str) -> Aggregate {
         am_urn: "urn:publicid:IDN+bench.example+authority+am".into(),
         cm_urn: CM.into(),
         policy: Policy::default(),
+        ssh: Default::default(),
     };
     Aggregate::new(store, config).expect("aggregate")
 }

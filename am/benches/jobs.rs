@@ -58,6 +58,7 @@ fn setup() -> Setup {
             am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
             cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
             policy: Policy::default(),
+            ssh: Default::default(),
         },
     )
     .unwrap();

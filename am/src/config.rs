@@ -8,7 +8,8 @@
 //! `[aggregate]` (identity and lease policy), `[store]` (SQLite file or
 //! PostgreSQL URL), `[backend]` (`kind`, the `[backend.sim]` simulated
 //! cloud and the `[backend.opennebula]` driver), `[jobs]` (background
-//! workers, owned by `jobs::config`).
+//! workers, owned by `jobs::config`), `[logins]` (the SSH port of the VMs
+//! and an optional SSH gateway).
 
 mod syntax;
 mod tls;
@@ -43,6 +44,45 @@ pub struct Config {
     /// `[jobs]`: the background workers (every key has a default).
     #[serde(default)]
     pub jobs: JobsConfig,
+    /// `[logins]`: how experimenters reach their nodes (every key has a
+    /// default).
+    #[serde(default)]
+    pub logins: LoginsConfig,
+}
+
+/// The `[logins]` section.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoginsConfig {
+    /// The SSH port of the VMs.
+    pub port: u16,
+    /// Host name of an SSH gateway logins go through; none by default.
+    pub gateway: Option<String>,
+    /// The gateway's SSH port.
+    pub gateway_port: u16,
+}
+
+impl Default for LoginsConfig {
+    fn default() -> Self {
+        Self {
+            port: 22,
+            gateway: None,
+            gateway_port: 22,
+        }
+    }
+}
+
+impl LoginsConfig {
+    /// The SSH access the core writes into manifests.
+    pub fn to_core(&self) -> crate::core::SshAccess {
+        crate::core::SshAccess {
+            port: self.port,
+            gateway: self
+                .gateway
+                .as_ref()
+                .map(|host| (host.trim().to_owned(), self.gateway_port)),
+        }
+    }
 }
 
 /// The `[server]` section.
@@ -266,6 +306,7 @@ impl AggregateConfig {
                 max_lease: seconds(self.max_lease_secs),
                 max_slivers_per_slice: self.max_slivers_per_slice as usize,
             },
+            ssh: crate::core::SshAccess::default(),
         }
     }
 }

@@ -15,6 +15,7 @@ mod advertise;
 mod allocate;
 mod expiry;
 mod lifecycle;
+pub mod links;
 mod manifest;
 mod merge;
 mod report;
@@ -47,6 +48,29 @@ pub struct AggregateConfig {
     pub cm_urn: String,
     /// Limits and lease lengths.
     pub policy: Policy,
+    /// How experimenters reach their nodes over SSH.
+    pub ssh: SshAccess,
+}
+
+/// How experimenters reach their nodes over SSH: directly, or through a
+/// gateway (the manifest's logins then name the gateway, and each node
+/// carries the jFed SSH proxy extension leading from it to the VM).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshAccess {
+    /// The port SSH listens on in the VMs.
+    pub port: u16,
+    /// The gateway's host name and port, if logins go through one.
+    pub gateway: Option<(String, u16)>,
+}
+
+impl Default for SshAccess {
+    /// Direct logins on port 22.
+    fn default() -> Self {
+        Self {
+            port: 22,
+            gateway: None,
+        }
+    }
 }
 
 /// The aggregate's limits.

@@ -9,6 +9,7 @@
 pub mod config;
 mod execute;
 mod launch;
+mod networks;
 mod observe;
 mod poller;
 mod reaper;

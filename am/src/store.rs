@@ -15,6 +15,7 @@
 pub mod components;
 pub mod events;
 pub mod jobs;
+pub mod networks;
 mod schema;
 pub mod slices;
 pub mod slivers;

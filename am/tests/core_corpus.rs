@@ -99,6 +99,7 @@ fn aggregate_for(dir: &tempfile::TempDir, cm: &str, inventory: &[ComponentRow]) 
         authority,
         cm_urn: cm.to_owned(),
         policy: Policy::default(),
+        ssh: Default::default(),
     };
     Aggregate::new(store, config)
         .unwrap()

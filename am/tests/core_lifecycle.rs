@@ -92,8 +92,9 @@ fn full_lifecycle_moves_through_the_states_and_queues_jobs() {
             client_id: "n1:if0".into(),
             mac_address: Some("02:00:00:00:00:01".into()),
             ips: vec![("10.0.0.1".into(), "255.255.255.0".into())],
+            ..Default::default()
         }],
-        logins: vec![],
+        ..Default::default()
     };
     assert!(
         store

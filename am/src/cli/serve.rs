@@ -59,7 +59,9 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
     let store = Store::open(&config.store.url, config.store.pool_size)
         .with_context(|| format!("store.url {}", config.store.url))?;
     let background = jobs::launch(&config, store.clone())?;
-    let aggregate = Aggregate::new(store, aggregate_config(&config.aggregate))?;
+    let mut identity = aggregate_config(&config.aggregate);
+    identity.ssh = config.logins.to_core();
+    let aggregate = Aggregate::new(store, identity)?;
     let endpoints = Endpoints {
         v2: config.server.api_url(2),
         v3: config.server.api_url(3),
@@ -86,6 +88,7 @@ fn aggregate_config(section: &config::AggregateConfig) -> core::AggregateConfig 
             max_lease: seconds(section.max_lease_secs),
             max_slivers_per_slice: section.max_slivers_per_slice as usize,
         },
+        ssh: core::SshAccess::default(),
     }
 }
 

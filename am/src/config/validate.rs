@@ -36,6 +36,7 @@ impl Config {
         self.validate_aggregate()?;
         self.validate_store()?;
         self.validate_backend()?;
+        self.validate_logins()?;
         self.jobs
             .validate()
             .map_err(|e| (format!("jobs.{}", e.key), "must be at least 1".to_owned()))
@@ -128,6 +129,19 @@ impl Config {
         Ok(())
     }
 
+    fn validate_logins(&self) -> Result<(), Problem> {
+        let logins = &self.logins;
+        at_least_one("logins.port", logins.port.into())?;
+        at_least_one("logins.gateway_port", logins.gateway_port.into())?;
+        match &logins.gateway {
+            Some(host) if !is_host_name(host.trim()) => Err(problem(
+                "logins.gateway",
+                format!("`{host}` is not a host name or address"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn validate_backend(&self) -> Result<(), Problem> {
         match self.backend.kind {
             BackendKind::Sim => {
@@ -151,6 +165,19 @@ impl Config {
             }
         }
     }
+}
+
+/// True when `host` is a DNS name or an IP address.
+fn is_host_name(host: &str) -> bool {
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    host.parse::<std::net::IpAddr>().is_ok()
+        || (!host.is_empty() && host.len() <= 253 && host.split('.').all(label))
 }
 
 fn validate_server(server: &ServerConfig) -> Result<(), Problem> {

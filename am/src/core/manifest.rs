@@ -4,15 +4,16 @@
 //! `rspec::manifest`, then merged into one document when the slivers came
 //! from several Allocates.
 
-use super::AggregateConfig;
+use super::links::{interface_sliver_urn, link_sliver_urn};
 use super::merge;
+use super::{AggregateConfig, SshAccess};
 use crate::core::types::{AllocationState, SliverAnnotations, UserKeys};
 use crate::geni::AmError;
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, slices};
 use rspec::manifest::{
     self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
-    NodeAnnotation, Ownership, SshUser,
+    NodeAnnotation, Ownership, Proxy, SshUser,
 };
 use rspec::tree::Document;
 use rspec::view::{Link, Node, RSpec};
@@ -60,7 +61,7 @@ fn build(
             AmError::error(format!("stored request {} does not parse: {e}", request.id))
         })?;
         let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
-        let mut annotations = annotate(&group, &users, &names, &interfaces)?;
+        let mut annotations = annotate(&group, &users, &names, &interfaces, &config.ssh)?;
         annotate_links(&doc, config, &request.id, &mut annotations)?;
         let manifest =
             builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
@@ -76,24 +77,30 @@ fn build(
 }
 
 /// Removes this AM's nodes that have no sliver in `group` (deleted ones, or
-/// ones not selected); returns the interface `client_id`s of the nodes kept.
-fn prune(doc: &mut Document, cm: &str, group: &[&SliverRow]) -> Result<BTreeSet<String>, AmError> {
+/// ones not selected); returns the interface `client_id`s of each node kept,
+/// by node `client_id`, in document order.
+fn prune(
+    doc: &mut Document,
+    cm: &str,
+    group: &[&SliverRow],
+) -> Result<HashMap<String, Vec<String>>, AmError> {
     let keep: BTreeSet<&str> = group.iter().map(|r| r.client_id.as_str()).collect();
     let (drop, interfaces) = {
         let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
         let owned = Ownership::of(&root, cm);
         let mut drop = Vec::new();
-        let mut interfaces = BTreeSet::new();
+        let mut interfaces = HashMap::new();
         for &id in &owned.nodes {
             let node = Node::new(doc, id);
-            let kept = node.client_id().is_some_and(|c| keep.contains(c.as_ref()));
-            if kept {
-                interfaces.extend(
-                    node.interfaces()
-                        .filter_map(|i| i.client_id().map(|c| c.into_owned())),
-                );
-            } else {
-                drop.push(id);
+            match node.client_id().filter(|c| keep.contains(c.as_ref())) {
+                Some(client_id) => {
+                    let names = node
+                        .interfaces()
+                        .filter_map(|i| i.client_id().map(|c| c.into_owned()))
+                        .collect();
+                    interfaces.insert(client_id.into_owned(), names);
+                }
+                None => drop.push(id),
             }
         }
         (drop, interfaces)
@@ -105,12 +112,14 @@ fn prune(doc: &mut Document, cm: &str, group: &[&SliverRow]) -> Result<BTreeSet<
 }
 
 /// The annotations of `group`: sliver URN and component for every sliver;
-/// hostname, addresses, logins and users' keys once provisioned.
+/// hostname, interfaces (sliver URN, MAC, addresses), logins and users'
+/// keys once provisioned.
 fn annotate(
     group: &[&SliverRow],
     users: &[UserKeys],
     names: &HashMap<String, String>,
-    interfaces: &BTreeSet<String>,
+    interfaces: &HashMap<String, Vec<String>>,
+    ssh: &SshAccess,
 ) -> Result<Annotations, AmError> {
     let mut out = Annotations::default();
     for row in group {
@@ -125,7 +134,7 @@ fn annotate(
         };
         if provisioned {
             node.hostname = observed.hostname.clone();
-            node.logins = logins(&observed, users);
+            (node.logins, node.proxy) = access(&observed, users, ssh);
             node.users = users
                 .iter()
                 .map(|u| SshUser {
@@ -134,20 +143,19 @@ fn annotate(
                     public_keys: u.keys.clone(),
                 })
                 .collect();
-            for iface in observed
-                .interfaces
-                .iter()
-                .filter(|i| interfaces.contains(&i.client_id))
-            {
+            for client_id in interfaces.get(&row.client_id).into_iter().flatten() {
+                let seen = observed
+                    .interfaces
+                    .iter()
+                    .find(|i| &i.client_id == client_id);
                 out.interfaces.insert(
-                    iface.client_id.clone(),
+                    client_id.clone(),
                     InterfaceAnnotation {
-                        mac_address: iface.mac_address.clone(),
-                        ips: iface
-                            .ips
-                            .iter()
-                            .map(|(address, netmask)| IpAddress::ipv4(address, netmask))
-                            .collect(),
+                        sliver_id: Some(interface_sliver_urn(&row.urn, client_id)),
+                        mac_address: seen.and_then(|i| i.mac_address.clone()),
+                        ips: seen
+                            .map(|i| i.ips.iter().map(|(a, m)| ip_address(a, m)).collect())
+                            .unwrap_or_default(),
                         ..InterfaceAnnotation::default()
                     },
                 );
@@ -156,6 +164,15 @@ fn annotate(
         out.nodes.insert(row.client_id.clone(), node);
     }
     Ok(out)
+}
+
+/// An IPv4 `<ip>`; an empty netmask is left out.
+fn ip_address(address: &str, netmask: &str) -> IpAddress {
+    let mut ip = IpAddress::ipv4(address, netmask);
+    if netmask.is_empty() {
+        ip.netmask = None;
+    }
+    ip
 }
 
 /// Gives every link of this AM a sliver URN, stable for its request
@@ -173,14 +190,10 @@ fn annotate_links(
         let Some(client_id) = Link::new(doc, id).client_id() else {
             continue;
         };
-        let name = sanitize(&client_id, |c| matches!(c, '.' | '-' | '_'), '-');
         out.links.insert(
-            client_id.into_owned(),
+            client_id.to_string(),
             LinkAnnotation {
-                sliver_id: Some(format!(
-                    "urn:publicid:IDN+{}+sliver+{request_id}.{name}",
-                    config.authority
-                )),
+                sliver_id: Some(link_sliver_urn(&config.authority, request_id, &client_id)),
                 vlantag: Some(LINK_VLANTAG.to_owned()),
             },
         );
@@ -188,22 +201,44 @@ fn annotate_links(
     Ok(())
 }
 
-/// The logins the backend reported, else one SSH login per user on the
-/// node's hostname.
-fn logins(observed: &SliverAnnotations, users: &[UserKeys]) -> Vec<Login> {
+/// The logins of a node and its SSH proxy. Through a gateway: one login
+/// per user on the gateway, and a proxy from the gateway to the VM's
+/// address. Directly: the logins the backend reported, else one per user
+/// on the node's hostname.
+fn access(
+    observed: &SliverAnnotations,
+    users: &[UserKeys],
+    ssh: &SshAccess,
+) -> (Vec<Login>, Option<Proxy>) {
+    let per_user = |host: &str, port: u16| {
+        users
+            .iter()
+            .map(|u| Login::ssh(host, port, &login_name(&u.urn)))
+            .collect()
+    };
+    if let Some((gateway, gateway_port)) = &ssh.gateway {
+        let target = observed.address.as_ref().or(observed.hostname.as_ref());
+        let user = users
+            .first()
+            .map(|u| format!("{}@", login_name(&u.urn)))
+            .unwrap_or_default();
+        let proxy = target.map(|target| Proxy {
+            proxy: format!("{user}{gateway}:{gateway_port}"),
+            target: format!("{user}{target}:{}", ssh.port),
+        });
+        return (per_user(gateway, *gateway_port), proxy);
+    }
     if !observed.logins.is_empty() {
-        return observed
+        let logins = observed
             .logins
             .iter()
             .map(|l| Login::ssh(&l.hostname, l.port, &l.username))
             .collect();
+        return (logins, None);
     }
     match &observed.hostname {
-        Some(host) => users
-            .iter()
-            .map(|u| Login::ssh(host, 22, &login_name(&u.urn)))
-            .collect(),
-        None => Vec::new(),
+        Some(host) => (per_user(host, ssh.port), None),
+        None => (Vec::new(), None),
     }
 }
 
@@ -222,7 +257,7 @@ pub fn login_name(user_urn: &str) -> String {
 
 /// `text` with every character other than ASCII letters, digits and those
 /// `extra` accepts replaced by `with`.
-fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
+pub(super) fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || extra(c) {

@@ -150,6 +150,9 @@ pub struct SliverAnnotations {
     /// The node's DNS name.
     #[serde(default)]
     pub hostname: Option<String>,
+    /// The VM's address on the control network.
+    #[serde(default)]
+    pub address: Option<String>,
     /// Addresses of the node's interfaces, by request `client_id`.
     #[serde(default)]
     pub interfaces: Vec<InterfaceAddresses>,
@@ -166,9 +169,20 @@ pub struct InterfaceAddresses {
     /// MAC address, `xx:xx:xx:xx:xx:xx`.
     #[serde(default)]
     pub mac_address: Option<String>,
-    /// IPv4 addresses with netmask (`address`, `netmask`).
+    /// IPv4 addresses with netmask (`address`, `netmask`; the netmask is
+    /// empty when neither the backend nor the request gave one).
     #[serde(default)]
     pub ips: Vec<(String, String)>,
+    /// The sliver URN of the link the interface is on.
+    #[serde(default)]
+    pub link: Option<String>,
+    /// The backend's handle on that link's network.
+    #[serde(default)]
+    pub network: Option<String>,
+    /// The netmask the request gave with its address, used when the
+    /// backend reports none.
+    #[serde(default)]
+    pub asked_netmask: Option<String>,
 }
 
 /// An SSH login to a node.

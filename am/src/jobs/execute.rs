@@ -3,6 +3,7 @@
 //! claimed again after a crash can run from the start: creation first
 //! looks for the VM by its tag.
 
+use super::networks::{self, Attachment};
 use super::{Context, observe};
 use crate::backend::{BackendError, VmHandle, VmSpec};
 use crate::core::types::{AllocationState, OperationalState, UserKeys};
@@ -21,6 +22,9 @@ pub enum JobError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The stored request of the sliver cannot be used.
+    #[error("{0}")]
+    Request(String),
 }
 
 impl JobError {
@@ -31,6 +35,7 @@ impl JobError {
         match self {
             JobError::Backend(err) => err.class() != crate::backend::ErrorClass::Permanent,
             JobError::Store(_) => true,
+            JobError::Request(_) => false,
         }
     }
 }
@@ -38,6 +43,9 @@ impl JobError {
 /// Runs one claimed job to its end.
 pub fn run(cx: &Context, job: &JobRow) -> Result<(), JobError> {
     let kind = job.job_kind()?;
+    if kind == JobKind::DestroyNetwork {
+        return networks::destroy(cx, job);
+    }
     let Some(sliver) = job.sliver_urn.as_deref().map(|u| cx.store.sliver(u)) else {
         return Ok(());
     };
@@ -63,12 +71,12 @@ pub fn run(cx: &Context, job: &JobRow) -> Result<(), JobError> {
             cx.backend.restart(vm)
         }),
         JobKind::UpdateUsers => update_users(cx, &sliver),
-        JobKind::Destroy => Ok(()),
+        JobKind::Destroy | JobKind::DestroyNetwork => Ok(()),
     }
 }
 
-/// The VM specification of a sliver.
-fn vm_spec(sliver: &SliverRow, users: Vec<UserKeys>) -> VmSpec {
+/// The VM specification of a sliver attached as `attachment` says.
+fn vm_spec(sliver: &SliverRow, users: Vec<UserKeys>, attachment: Attachment) -> VmSpec {
     VmSpec {
         tag: sliver.urn.clone(),
         name: sliver.client_id.clone(),
@@ -76,10 +84,10 @@ fn vm_spec(sliver: &SliverRow, users: Vec<UserKeys>) -> VmSpec {
         sliver_type: sliver.sliver_type.clone(),
         disk_image: sliver.disk_image.clone(),
         users,
-        networks: Vec::new(),
+        networks: attachment.nics,
         exclusive: sliver.exclusive,
-        install: Vec::new(),
-        execute: Vec::new(),
+        install: attachment.plan.install,
+        execute: attachment.plan.execute,
     }
 }
 
@@ -87,17 +95,25 @@ fn slice_users(cx: &Context, sliver: &SliverRow) -> Result<Vec<UserKeys>, StoreE
     cx.store.read(|conn| slices::users(conn, &sliver.slice_urn))
 }
 
-/// Creates the sliver's VM unless one with its tag exists, and records its
-/// id; the poller moves the sliver on once the VM is defined.
+/// Creates the sliver's link networks and its VM unless one with its tag
+/// exists, and records the VM's id and interfaces (before the VM is
+/// created, so a link in use is never taken for free); the poller moves
+/// the sliver on once the VM is defined.
 fn provision(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+    let attachment = networks::attach(cx, sliver)?;
+    let mut annotations = sliver.annotations()?;
+    if annotations.interfaces.is_empty() && !attachment.interfaces.is_empty() {
+        annotations.interfaces = attachment.interfaces.clone();
+        cx.store
+            .set_annotations(&sliver.urn, &annotations, Utc::now())?;
+    }
     let vm = match cx.backend.find_vm(&sliver.urn)? {
         Some(vm) => vm,
         None => {
-            let spec = vm_spec(sliver, slice_users(cx, sliver)?);
+            let spec = vm_spec(sliver, slice_users(cx, sliver)?, attachment);
             cx.backend.create_vm(&spec)?
         }
     };
-    let mut annotations = sliver.annotations()?;
     if annotations.backend_id.as_deref() != Some(vm.0.as_str()) {
         annotations.backend_id = Some(vm.0.clone());
         cx.store
@@ -149,7 +165,8 @@ fn update_users(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     Ok(())
 }
 
-/// Destroys the sliver's VM if there is one.
+/// Destroys the sliver's VM if there is one, then queues the destruction
+/// of the link networks no provisioned sliver uses any more.
 fn destroy(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     let vm = match sliver.annotations()?.backend_id {
         Some(id) => Some(VmHandle(id)),
@@ -159,5 +176,5 @@ fn destroy(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
         cx.backend.destroy(&vm)?;
         tracing::info!(sliver = %sliver.urn, vm = %vm.0, "VM destroyed");
     }
-    Ok(())
+    networks::release(cx, sliver)
 }

@@ -30,8 +30,9 @@ pub fn is_waiting(state: OperationalState) -> bool {
     )
 }
 
-/// `annotations` updated with the host name of `seen` and one SSH login
-/// per user.
+/// `annotations` updated with the host name of `seen`, the MAC and
+/// address of each interface (the VM's NIC on the interface's network),
+/// and one SSH login per user.
 pub fn annotate(
     mut annotations: SliverAnnotations,
     seen: &VmObservation,
@@ -39,6 +40,24 @@ pub fn annotate(
 ) -> SliverAnnotations {
     if !seen.hostname.is_empty() {
         annotations.hostname = Some(seen.hostname.clone());
+    }
+    if let Some(control) = seen.addresses.iter().find(|nic| nic.network.is_none()) {
+        annotations.address = Some(control.ip.clone());
+    }
+    for interface in &mut annotations.interfaces {
+        let nic = seen.addresses.iter().find(|nic| {
+            nic.network.is_some()
+                && nic.network.as_ref().map(|n| &n.0) == interface.network.as_ref()
+        });
+        if let Some(nic) = nic {
+            interface.mac_address = Some(nic.mac.clone());
+            let netmask = nic
+                .netmask
+                .clone()
+                .or_else(|| interface.asked_netmask.clone())
+                .unwrap_or_default();
+            interface.ips = vec![(nic.ip.clone(), netmask)];
+        }
     }
     if let Some(hostname) = &annotations.hostname {
         annotations.logins = users
@@ -65,6 +84,8 @@ pub fn failure_message(seen: &VmObservation, backend: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{NetHandle, NicAddress};
+    use crate::core::types::InterfaceAddresses;
     use OperationalState as Op;
 
     #[test]
@@ -117,6 +138,51 @@ mod tests {
         assert_eq!(annotations.hostname.as_deref(), Some("node-1.sim.test"));
         assert_eq!(annotations.logins[0].username, "alice_smith");
         assert_eq!(annotations.logins[0].port, 22);
+    }
+
+    #[test]
+    fn interfaces_get_the_nic_on_their_network() {
+        let nic = |network: Option<&str>, ip: &str, netmask: Option<&str>| NicAddress {
+            network: network.map(|n| NetHandle(n.into())),
+            ip: ip.into(),
+            mac: format!("02:00:{ip}"),
+            netmask: netmask.map(str::to_owned),
+        };
+        let seen = VmObservation {
+            state: VmState::Running,
+            message: String::new(),
+            hostname: "n.sim.test".into(),
+            addresses: vec![
+                nic(None, "10.0.0.2", Some("255.255.0.0")),
+                nic(Some("3"), "192.168.3.2", Some("255.255.255.0")),
+                nic(Some("4"), "10.10.0.100", None),
+            ],
+        };
+        let interface = |client_id: &str, network: &str| InterfaceAddresses {
+            client_id: client_id.into(),
+            network: Some(network.into()),
+            asked_netmask: Some("255.255.255.128".into()),
+            ..InterfaceAddresses::default()
+        };
+        let annotations = SliverAnnotations {
+            interfaces: vec![
+                interface("if0", "4"),
+                interface("if1", "3"),
+                interface("if2", "9"),
+            ],
+            ..SliverAnnotations::default()
+        };
+        let out = annotate(annotations, &seen, &[]).interfaces;
+        assert_eq!(
+            out[0].ips,
+            [("10.10.0.100".into(), "255.255.255.128".into())]
+        );
+        assert_eq!(out[1].ips, [("192.168.3.2".into(), "255.255.255.0".into())]);
+        assert_eq!(out[1].mac_address.as_deref(), Some("02:00:192.168.3.2"));
+        assert!(out[2].ips.is_empty(), "no NIC on network 9");
+        let address = annotate(SliverAnnotations::default(), &seen, &[]).address;
+        assert_eq!(address.as_deref(), Some("10.0.0.2"), "the control address");
+        assert_eq!(out[2].mac_address, None);
     }
 
     #[test]

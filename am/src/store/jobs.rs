@@ -27,17 +27,21 @@ pub enum JobKind {
     UpdateUsers,
     /// Destroy the VM (Delete, expiry).
     Destroy,
+    /// Destroy a link's network once no sliver uses the link; the job's
+    /// `sliver_urn` is the link's sliver URN, its payload the handle.
+    DestroyNetwork,
 }
 
 impl JobKind {
     /// Every kind.
-    pub const ALL: [JobKind; 6] = [
+    pub const ALL: [JobKind; 7] = [
         Self::Provision,
         Self::Start,
         Self::Stop,
         Self::Restart,
         Self::UpdateUsers,
         Self::Destroy,
+        Self::DestroyNetwork,
     ];
 
     /// The stored name.
@@ -49,6 +53,7 @@ impl JobKind {
             Self::Restart => "restart",
             Self::UpdateUsers => "update_users",
             Self::Destroy => "destroy",
+            Self::DestroyNetwork => "destroy_network",
         }
     }
 

@@ -92,3 +92,13 @@ diesel::table! {
         detail -> Text,
     }
 }
+
+diesel::table! {
+    link_networks (tag) {
+        tag -> Text,
+        slice_urn -> Text,
+        name -> Text,
+        handle -> Text,
+        created_at -> BigInt,
+    }
+}

@@ -136,6 +136,14 @@ pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<Sliver
         .load(conn)?)
 }
 
+/// Every sliver of `slice_urn`, deleted ones included.
+pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::slice_urn.eq(slice_urn))
+        .order(slivers::created_at)
+        .load(conn)?)
+}
+
 /// Every sliver holding resources.
 pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table

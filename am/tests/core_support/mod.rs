@@ -62,6 +62,7 @@ pub fn config() -> AggregateConfig {
         am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
         cm_urn: CM.into(),
         policy: Policy::default(),
+        ssh: Default::default(),
     }
 }
 

@@ -13,7 +13,7 @@ use am::backend::sim::SimulatedCloud;
 use am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use am::backend::{Compute, VmSpec};
 use am::core::types::{OperationalState, Principal, Selector, UserKeys};
-use am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions};
+use am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions, SshAccess};
 use am::jobs::{self, JobsConfig, JobsHandle};
 use am::store::Store;
 use am::store::slivers::SliverRow;
@@ -146,14 +146,8 @@ impl Harness {
         let cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
         let rows = component_rows(&cloud.inventory().unwrap());
         store.sync_components(&rows, Utc::now()).unwrap();
-        let identity = AggregateConfig {
-            authority: AUTHORITY.into(),
-            am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
-            cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
-            policy: Policy::default(),
-        };
         Harness {
-            aggregate: Aggregate::new(store.clone(), identity).unwrap(),
+            aggregate: aggregate_on(&store, SshAccess::default()),
             store,
             cloud,
             jobs: None,
@@ -203,8 +197,13 @@ impl Harness {
 
     /// Deletes every sliver of `slice` through the core.
     pub fn delete(&self, slice: &str) {
-        let selector = Selector::Slice(slice.into());
-        self.aggregate.delete(&principal(slice), &selector).unwrap();
+        self.delete_selected(&Selector::Slice(slice.into()));
+    }
+
+    /// Deletes the slivers `selector` names through the core.
+    pub fn delete_selected(&self, selector: &Selector) {
+        let slice = selector.slice_urn();
+        self.aggregate.delete(&principal(slice), selector).unwrap();
     }
 
     /// Waits (up to 20 s) until the sliver satisfies `done`, and returns it.
@@ -241,6 +240,18 @@ impl Harness {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// The aggregate core of the tests on `store`, with SSH access `ssh`.
+pub fn aggregate_on(store: &Store, ssh: SshAccess) -> Aggregate {
+    let identity = AggregateConfig {
+        authority: AUTHORITY.into(),
+        am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
+        cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
+        policy: Policy::default(),
+        ssh,
+    };
+    Aggregate::new(store.clone(), identity).unwrap()
 }
 
 /// Alice with `keys`.

@@ -1,0 +1,79 @@
+//! Link networks: the backend handle of the network each link sliver got,
+//! keyed by the link's sliver URN (the tag the network was created with).
+//! A row is written once the backend has created the network and removed
+//! once it is destroyed; creation is idempotent by tag, so a crash between
+//! the two leaves no second network behind.
+
+use super::schema::link_networks;
+use super::{Store, StoreResult, to_unix};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+/// A link network as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
+#[diesel(table_name = link_networks)]
+pub struct LinkNetworkRow {
+    /// The link's sliver URN, the network's tag in the backend.
+    pub tag: String,
+    /// The slice the link belongs to.
+    pub slice_urn: String,
+    /// The link's `client_id`.
+    pub name: String,
+    /// The backend's handle on the network.
+    pub handle: String,
+    /// When it was recorded (unix seconds).
+    pub created_at: i64,
+}
+
+impl LinkNetworkRow {
+    /// The row for network `handle` of link `tag` named `name` in `slice_urn`.
+    pub fn new(tag: &str, slice_urn: &str, name: &str, handle: &str, now: DateTime<Utc>) -> Self {
+        LinkNetworkRow {
+            tag: tag.to_owned(),
+            slice_urn: slice_urn.to_owned(),
+            name: name.to_owned(),
+            handle: handle.to_owned(),
+            created_at: to_unix(&now),
+        }
+    }
+}
+
+impl Store {
+    /// The recorded network of link `tag`, if any.
+    pub fn link_network(&self, tag: &str) -> StoreResult<Option<LinkNetworkRow>> {
+        self.read(|conn| Ok(link_networks::table.find(tag).first(conn).optional()?))
+    }
+
+    /// Records `row`, replacing the handle of an earlier row of its tag.
+    pub fn record_link_network(&self, row: &LinkNetworkRow) -> StoreResult<()> {
+        self.write(|conn| {
+            let updated = diesel::update(link_networks::table.find(&row.tag))
+                .set(link_networks::handle.eq(&row.handle))
+                .execute(conn)?;
+            if updated == 0 {
+                diesel::insert_into(link_networks::table)
+                    .values(row)
+                    .execute(conn)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Forgets the network of link `tag` (once it is destroyed).
+    pub fn forget_link_network(&self, tag: &str) -> StoreResult<()> {
+        self.write(|conn| {
+            diesel::delete(link_networks::table.find(tag)).execute(conn)?;
+            Ok(())
+        })
+    }
+
+    /// Every recorded link network of `slice_urn`.
+    pub fn link_networks_of(&self, slice_urn: &str) -> StoreResult<Vec<LinkNetworkRow>> {
+        self.read(|conn| {
+            Ok(link_networks::table
+                .filter(link_networks::slice_urn.eq(slice_urn))
+                .order(link_networks::tag)
+                .load(conn)?)
+        })
+    }
+}
