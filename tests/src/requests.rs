@@ -8,16 +8,49 @@ pub const SLIVER_TYPE: &str = "default-vm";
 /// interface, plus an element of an unknown extension namespace that the
 /// manifest must keep.
 pub fn vms(client_ids: &[&str]) -> String {
+    request(client_ids, false)
+}
+
+/// [`vms`] with every interface on one LAN `lan0`, the n-th node asking
+/// for the address [`lan_address`]`(n)`.
+pub fn vms_on_lan(client_ids: &[&str]) -> String {
+    request(client_ids, true)
+}
+
+/// The address the node at `index` of [`vms_on_lan`] asks for.
+pub fn lan_address(index: usize) -> String {
+    format!("10.1.1.{}", index + 1)
+}
+
+fn request(client_ids: &[&str], lan: bool) -> String {
     let nodes: String = client_ids
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
+            let ip = if lan {
+                format!(
+                    "<ip address=\"{}\" netmask=\"255.255.255.0\" type=\"ipv4\"/>",
+                    lan_address(i)
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "  <node client_id=\"{c}\" exclusive=\"false\">\n    <sliver_type name=\"{SLIVER_TYPE}\"/>\n    <interface client_id=\"{c}:if0\"/>\n    <e2e:note xmlns:e2e=\"urn:example:e2e\">kept</e2e:note>\n  </node>\n"
+                "  <node client_id=\"{c}\" exclusive=\"false\">\n    <sliver_type name=\"{SLIVER_TYPE}\"/>\n    <interface client_id=\"{c}:if0\">{ip}</interface>\n    <e2e:note xmlns:e2e=\"urn:example:e2e\">kept</e2e:note>\n  </node>\n"
             )
         })
         .collect();
+    let link = if lan {
+        let refs: String = client_ids
+            .iter()
+            .map(|c| format!("    <interface_ref client_id=\"{c}:if0\"/>\n"))
+            .collect();
+        format!("  <link client_id=\"lan0\">\n{refs}  </link>\n")
+    } else {
+        String::new()
+    };
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"http://www.geni.net/resources/rspec/3 http://www.geni.net/resources/rspec/3/request.xsd\" type=\"request\">\n{nodes}</rspec>\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"http://www.geni.net/resources/rspec/3 http://www.geni.net/resources/rspec/3/request.xsd\" type=\"request\">\n{nodes}{link}</rspec>\n"
     )
 }
 

@@ -1,7 +1,8 @@
 //! The AM API v3 lifecycle over TLS against the real binary, on SQLite and
 //! on PostgreSQL: GetVersion → ListResources (plain, `geni_available`,
 //! `geni_compressed`) → Allocate → Provision (with `geni_users`) →
-//! `geni_start` → Status until `geni_ready` → Describe → Renew (longer,
+//! `geni_start` → Status until `geni_ready` → Describe (with the LAN's
+//! addresses) → Renew (longer,
 //! shorter, past the slice: refused, and clamped with `geni_extend_alap`)
 //! → Delete.
 
@@ -74,7 +75,7 @@ fn full_lifecycle(store: Store) {
         urn: DEMO_SLICE.to_owned(),
         credential,
     };
-    let allocated = slice.allocate(&requests::vms(&["vm1", "vm2"]));
+    let allocated = slice.allocate(&requests::vms_on_lan(&["vm1", "vm2"]));
     let manifest = allocated.rspec();
     assert!(manifest.contains("type=\"manifest\""));
     assert!(manifest.contains("http://www.geni.net/resources/rspec/3/manifest.xsd"));
@@ -129,6 +130,18 @@ fn assert_describes(described: &Envelope, sliver_urns: &[String]) {
         "ssh-user extension: {manifest}"
     );
     assert!(manifest.contains(ALICE_KEY), "alice's key in the manifest");
+    for index in 0..sliver_urns.len() {
+        let address = format!("address=\"{}\"", requests::lan_address(index));
+        assert!(
+            manifest.contains(&address),
+            "the LAN address asked for is in the manifest: {manifest}"
+        );
+    }
+    assert_eq!(
+        manifest.matches("mac_address=\"02:00:").count(),
+        sliver_urns.len(),
+        "each interface has its MAC: {manifest}"
+    );
 }
 
 /// Renew longer, then shorter, then past the slice credential (refused,
