@@ -3,7 +3,8 @@
 //! ask for, the manifest shows each interface's sliver URN, MAC and
 //! address, a partial Delete keeps the network and a full Delete or expiry
 //! frees it, a crash between creating a network and storing it creates no
-//! second one, and the nodes' services reach the VM specification.
+//! second one, and the nodes' `<install>` and `<execute>` services reach
+//! the VM specification.
 
 mod core_support;
 mod jobs_support;
@@ -13,6 +14,7 @@ on_both_stores!(
     a_partial_delete_keeps_the_network_and_a_full_delete_frees_it,
     expiry_frees_the_network,
     a_network_created_before_a_crash_is_found_again,
+    the_nodes_services_reach_the_vm_specification,
 );
 
 use am::backend::{Compute, NetSpec};
@@ -20,7 +22,8 @@ use am::core::SshAccess;
 use am::core::links::link_sliver_urn;
 use am::core::types::{OperationalState as Op, Selector};
 use chrono::{TimeDelta, Utc};
-use jobs_support::{Harness, SLICE, fast_jobs};
+use am::backend::{ExecuteSpec, InstallSpec};
+use jobs_support::{Harness, REQUEST, SLICE, corpus, fast_jobs};
 use rspec::validate::{RspecKind, Validator};
 
 /// The two slivers (romeo first) once both VMs exist.
@@ -199,4 +202,38 @@ fn wait_jobs_done(harness: &Harness, urn: &str) {
             .iter()
             .all(|job| job.state == "done")
     });
+}
+
+fn the_nodes_services_reach_the_vm_specification(mut harness: Harness) {
+    let request = std::fs::read_to_string(corpus().join(REQUEST)).unwrap();
+    let empty = "<services xmlns=\"http://www.geni.net/resources/rspec/3\"/>";
+    assert!(request.contains(empty), "the corpus request has empty services");
+    let services = "<services xmlns=\"http://www.geni.net/resources/rspec/3\">\
+        <install url=\"https://files.example.org/lab.tar.gz\" install_path=\"/local\"/>\
+        <execute shell=\"bash\" command=\"sudo /local/lab/setup.sh &amp;&amp; echo $HOME\"/>\
+        </services>";
+    let document = request.replacen(empty, services, 1);
+    let urns = harness.provision_document(SLICE, &document, Utc::now() + TimeDelta::days(1));
+    harness.start(fast_jobs());
+    for urn in &urns {
+        harness.wait_state(urn, Op::NotReady);
+    }
+    let romeo = harness.cloud.spec_of(&urns[0]).unwrap();
+    assert_eq!(romeo.name, "romeo");
+    assert_eq!(
+        romeo.install,
+        [InstallSpec {
+            url: "https://files.example.org/lab.tar.gz".into(),
+            install_path: "/local".into(),
+        }]
+    );
+    assert_eq!(
+        romeo.execute,
+        [ExecuteSpec {
+            shell: "bash".into(),
+            command: "sudo /local/lab/setup.sh && echo $HOME".into(),
+        }]
+    );
+    let juliet = harness.cloud.spec_of(&urns[1]).unwrap();
+    assert!(juliet.install.is_empty() && juliet.execute.is_empty());
 }

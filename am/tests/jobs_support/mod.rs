@@ -171,9 +171,20 @@ impl Harness {
     /// [`Harness::provision`] into another slice.
     pub fn provision_into(&self, slice: &str, expires: DateTime<Utc>) -> Vec<String> {
         let document = std::fs::read_to_string(corpus().join(REQUEST)).unwrap();
+        self.provision_document(slice, &document, expires)
+    }
+
+    /// Allocates `document` into `slice` and provisions its slivers until
+    /// `expires`, with Alice's key. Returns the sliver URNs.
+    pub fn provision_document(
+        &self,
+        slice: &str,
+        document: &str,
+        expires: DateTime<Utc>,
+    ) -> Vec<String> {
         let allocation = self
             .aggregate
-            .allocate(&principal(slice), slice, &document)
+            .allocate(&principal(slice), slice, document)
             .unwrap();
         let urns: Vec<String> = allocation.slivers.into_iter().map(|s| s.urn).collect();
         let options = ProvisionOptions {
