@@ -320,3 +320,38 @@ fn events_record_what_happened() {
         assert!(kinds.iter().any(|k| k == wanted), "{wanted} in {kinds:?}");
     }
 }
+
+#[test]
+fn a_deleted_slivers_capacity_is_held_until_its_vm_is_destroyed() {
+    let f = fixture_with(&[host("h1", 1)]);
+    let p = principal(30);
+    f.am.allocate(&p, SLICE, &request(&["n1"], "default-vm"))
+        .unwrap();
+    f.am.provision(&p, &slice(), &ProvisionOptions::default())
+        .unwrap();
+    f.am.delete(&p, &slice()).unwrap();
+    let again = f.am.allocate(&p, SLICE, &request(&["n2"], "default-vm"));
+    assert!(
+        again.is_err(),
+        "the VM still takes the host until the destroy job is done"
+    );
+    let store = f.am.store();
+    let jobs = store
+        .claim_jobs("worker", f.clock.now(), TimeDelta::minutes(1), 10)
+        .unwrap();
+    let kinds: Vec<JobKind> = jobs.iter().map(|j| j.job_kind().unwrap()).collect();
+    assert_eq!(kinds, [JobKind::Provision, JobKind::Destroy]);
+    store
+        .finish_job(&jobs[0].id, "worker", f.clock.now())
+        .unwrap();
+    assert!(
+        f.am.allocate(&p, SLICE, &request(&["n2"], "default-vm"))
+            .is_err(),
+        "the destroy job is still running"
+    );
+    store
+        .finish_job(&jobs[1].id, "worker", f.clock.now())
+        .unwrap();
+    f.am.allocate(&p, SLICE, &request(&["n2"], "default-vm"))
+        .expect("capacity is free once the VM is destroyed");
+}

@@ -18,11 +18,11 @@ on_both_stores!(
 );
 
 use am::backend::{Compute, NetSpec};
+use am::backend::{ExecuteSpec, InstallSpec};
 use am::core::SshAccess;
 use am::core::links::link_sliver_urn;
 use am::core::types::{OperationalState as Op, Selector};
 use chrono::{TimeDelta, Utc};
-use am::backend::{ExecuteSpec, InstallSpec};
 use jobs_support::{Harness, REQUEST, SLICE, corpus, fast_jobs};
 use rspec::validate::{RspecKind, Validator};
 
@@ -207,7 +207,10 @@ fn wait_jobs_done(harness: &Harness, urn: &str) {
 fn the_nodes_services_reach_the_vm_specification(mut harness: Harness) {
     let request = std::fs::read_to_string(corpus().join(REQUEST)).unwrap();
     let empty = "<services xmlns=\"http://www.geni.net/resources/rspec/3\"/>";
-    assert!(request.contains(empty), "the corpus request has empty services");
+    assert!(
+        request.contains(empty),
+        "the corpus request has empty services"
+    );
     let services = "<services xmlns=\"http://www.geni.net/resources/rspec/3\">\
         <install url=\"https://files.example.org/lab.tar.gz\" install_path=\"/local\"/>\
         <execute shell=\"bash\" command=\"sudo /local/lab/setup.sh &amp;&amp; echo $HOME\"/>\

@@ -29,8 +29,10 @@ pub enum JobError {
 
 impl JobError {
     /// Whether trying again later may succeed. Capacity refusals count:
-    /// the store frees a deleted sliver's capacity at once but its VM is
-    /// destroyed by a later job, so a new VM may briefly not fit.
+    /// the store holds a deleted sliver's capacity until its destroy job
+    /// is done, but the cloud may still be busy freeing it, or hold VMs
+    /// the store does not count (another aggregate, an operator), so a
+    /// new VM may briefly not fit.
     pub fn is_transient(&self) -> bool {
         match self {
             JobError::Backend(err) => err.class() != crate::backend::ErrorClass::Permanent,

@@ -1,7 +1,7 @@
 //! The expiry reaper: sleeps until the next live sliver expires (looking
 //! again now and then for a sooner expiry set meanwhile), then deletes
-//! every expired sliver in one transaction — capacity freed, the VM's
-//! destruction queued — so slivers end to the second.
+//! every expired sliver in one transaction — the VM's destruction queued,
+//! its capacity freed once that is done — so slivers end to the second.
 
 use super::{Context, StopSignal};
 use chrono::Utc;

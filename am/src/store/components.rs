@@ -2,7 +2,8 @@
 //! the backend through [`Store::sync_components`]) and what live slivers
 //! use of them.
 
-use super::schema::{components, slivers};
+use super::jobs::{JobKind, JobState};
+use super::schema::{components, jobs, slivers};
 use super::{Conn, Store, StoreError, StoreResult, to_unix};
 use crate::core::types::AllocationState;
 use chrono::{DateTime, Utc};
@@ -174,18 +175,36 @@ pub fn lock_all(conn: &mut Conn) -> StoreResult<()> {
     Ok(())
 }
 
-/// What live slivers not yet expired at `now` use, per component id.
+/// What slivers use, per component id: live ones not yet expired at
+/// `now`, and deleted ones whose VM a destroy job has not yet destroyed
+/// (their capacity is still taken in the cloud).
 pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String, Usage>> {
-    let rows: Vec<(String, i64, i64, bool)> = slivers::table
+    let columns = (
+        slivers::component_id,
+        slivers::cpus,
+        slivers::memory_mb,
+        slivers::exclusive,
+    );
+    let mut rows: Vec<(String, i64, i64, bool)> = slivers::table
         .filter(slivers::allocation_state.ne(AllocationState::Unallocated.as_str()))
         .filter(slivers::expires_at.gt(to_unix(&now)))
-        .select((
-            slivers::component_id,
-            slivers::cpus,
-            slivers::memory_mb,
-            slivers::exclusive,
-        ))
+        .select(columns)
         .load(conn)?;
+    let destroying: Vec<Option<String>> = jobs::table
+        .filter(jobs::kind.eq(JobKind::Destroy.as_str()))
+        .filter(jobs::state.eq_any([JobState::Queued.as_str(), JobState::Running.as_str()]))
+        .select(jobs::sliver_urn)
+        .load(conn)?;
+    let destroying: Vec<String> = destroying.into_iter().flatten().collect();
+    if !destroying.is_empty() {
+        rows.extend(
+            slivers::table
+                .filter(slivers::allocation_state.eq(AllocationState::Unallocated.as_str()))
+                .filter(slivers::urn.eq_any(&destroying))
+                .select(columns)
+                .load::<(String, i64, i64, bool)>(conn)?,
+        );
+    }
     let mut usage: HashMap<String, Usage> = HashMap::new();
     for (component, cpus, memory_mb, exclusive) in rows {
         let u = usage.entry(component).or_default();

@@ -271,9 +271,10 @@ impl Store {
     }
 }
 
-/// Deallocates `row` (Delete, expiry): it becomes `geni_unallocated`,
-/// freeing its capacity; a destroy job is queued when it was provisioned
-/// (it has a VM), and the event `kind` is logged with `detail`. Returns
+/// Deallocates `row` (Delete, expiry): it becomes `geni_unallocated`; a
+/// destroy job is queued when it was provisioned (it has a VM), and its
+/// capacity stays taken until that job is done (see
+/// [`super::components::usage`]), else it is free at once; and the event `kind` is logged with `detail`. Returns
 /// the row as saved, still carrying its previous expiry.
 pub fn unallocate(
     conn: &mut Conn,
