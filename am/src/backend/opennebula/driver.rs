@@ -533,7 +533,8 @@ impl Compute for OpenNebulaCloud {
         let doc = self.vm_info(id)?;
         let action = match (doc.state, doc.phase()) {
             (2, _) => "release",
-            (4 | 5 | 8 | 9, _) => "resume",
+            // Off, or lost by monitoring (LCM UNKNOWN): resume boots it.
+            (4 | 5 | 8 | 9, _) | (3, VmPhase::Unknown) => "resume",
             (_, VmPhase::Pending | VmPhase::Booting | VmPhase::Running | VmPhase::Busy) => {
                 return Ok(());
             }

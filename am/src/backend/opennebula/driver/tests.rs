@@ -460,6 +460,16 @@ fn power_actions_send_the_action_before_the_id() {
         [Param::Str("resume".into()), Param::Int(0)]
     );
 
+    f.rpc
+        .document("one.vm.info", &with_state("vm.info-running", 3, 16))
+        .id("one.vm.action", 0);
+    f.cloud.start(&VmHandle("0".into())).unwrap();
+    assert_eq!(
+        action_of(&f.rpc.take_sent()),
+        [Param::Str("resume".into()), Param::Int(0)],
+        "a VM monitoring lost is resumed"
+    );
+
     f.rpc.recorded("one.vm.info", "vm.info-running");
     f.cloud.start(&VmHandle("0".into())).unwrap();
     assert_eq!(f.rpc.take_methods(), ["one.vm.info"], "already on");
