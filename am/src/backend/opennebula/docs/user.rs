@@ -1,11 +1,12 @@
 //! The USER document (`one.user.info`, also for the caller with id -1) and
-//! user pools.
+//! user pools, with the user's groups and quotas.
 
 use super::DocError;
 use super::element::{Element, parse_object, parse_pool};
+use super::quota::{Quotas, read_quotas};
 
 /// What the driver reads from a user.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UserDoc {
     /// `ID`.
     pub id: i64,
@@ -16,6 +17,18 @@ pub struct UserDoc {
     /// `GROUPS/ID`: every group, the primary one included (empty for 2.x/3.x
     /// bodies, which have no secondary groups).
     pub groups: Vec<i64>,
+    /// `GNAME`, the primary group's name (empty when absent).
+    pub group_name: String,
+    /// `VM_QUOTA` and `NETWORK_QUOTA` (none set when absent or empty).
+    pub quotas: Quotas,
+}
+
+impl UserDoc {
+    /// Whether the user belongs to the `oneadmin` group (id 0), whose
+    /// members may use restricted attributes.
+    pub fn in_oneadmin_group(&self) -> bool {
+        self.gid == 0 || self.groups.contains(&0)
+    }
 }
 
 /// Parses a `<USER>` document (`one.user.info`).
@@ -38,5 +51,7 @@ fn read_user(user: Element<'_>) -> Result<UserDoc, DocError> {
         name: user.text_or_empty("NAME"),
         gid: user.int_or("GID", -1)?,
         groups,
+        group_name: user.text_or_empty("GNAME"),
+        quotas: read_quotas(user)?,
     })
 }
