@@ -5,7 +5,7 @@
 //! the label that marks this aggregate's VMs. Unknown keys are refused and
 //! every problem names its dotted key.
 
-use super::rpc::Session;
+use super::rpc::{ClientError, ClientSettings, OneClient, Session};
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -289,6 +289,29 @@ impl OneConfig {
         };
         parsed.map_err(|e| OneConfigError {
             key: format!("backend.opennebula.{key}"),
+            problem: e.to_string(),
+        })
+    }
+}
+
+impl OneConfig {
+    /// The HTTP client of the oned this section names (connecting lazily,
+    /// on the first call).
+    pub fn client(&self) -> Result<OneClient, OneConfigError> {
+        let settings = ClientSettings {
+            endpoint: self.endpoint.clone(),
+            session: self.session()?,
+            timeout: std::time::Duration::from_secs(self.timeout_secs),
+            retries: self.retries,
+            max_connections: self.max_connections as usize,
+            ca_file: self.ca_file.clone(),
+        };
+        OneClient::new(settings).map_err(|e| OneConfigError {
+            key: match &e {
+                ClientError::Tls(_) => "backend.opennebula.ca_file",
+                _ => "backend.opennebula.endpoint",
+            }
+            .into(),
             problem: e.to_string(),
         })
     }

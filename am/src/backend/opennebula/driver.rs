@@ -22,7 +22,6 @@ use super::context::SliverContext;
 use super::docs::{self, DocError, HostDoc, TemplateDoc, VmDoc, VmPhase};
 use super::names;
 use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
-use super::rpc::{ClientError, ClientSettings, OneClient};
 use super::template::{ExtraTemplate, TemplateError};
 use crate::backend::{
     BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
@@ -30,7 +29,6 @@ use crate::backend::{
 };
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
 
 /// A source of the current time in epoch seconds (tests pass their own).
 pub type Clock = Box<dyn Fn() -> i64 + Send + Sync>;
@@ -92,22 +90,7 @@ impl OpenNebulaCloud {
     /// A driver connected to the oned `config` names, on the system clock.
     pub fn connect(config: &OneConfig, authority: &str) -> Result<Self, OneConfigError> {
         config.validate()?;
-        let settings = ClientSettings {
-            endpoint: config.endpoint.clone(),
-            session: config.session()?,
-            timeout: Duration::from_secs(config.timeout_secs),
-            retries: config.retries,
-            max_connections: config.max_connections as usize,
-            ca_file: config.ca_file.clone(),
-        };
-        let client = OneClient::new(settings).map_err(|e| OneConfigError {
-            key: match &e {
-                ClientError::Tls(_) => "backend.opennebula.ca_file",
-                _ => "backend.opennebula.endpoint",
-            }
-            .into(),
-            problem: e.to_string(),
-        })?;
+        let client = config.client()?;
         tracing::info!(endpoint = %config.endpoint, label = %config.label, "OpenNebula backend configured");
         Ok(OpenNebulaCloud::new(
             Box::new(client),
@@ -739,7 +722,7 @@ fn unreadable(err: DocError) -> BackendError {
 }
 
 /// `major.minor` of a version string such as `6.10.0`.
-fn parse_version(text: &str) -> Option<(u32, u32)> {
+pub(super) fn parse_version(text: &str) -> Option<(u32, u32)> {
     let mut parts = text.trim().split('.');
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next().unwrap_or("0").parse().ok()?;
