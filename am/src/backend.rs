@@ -10,6 +10,7 @@
 //! terminate-hard, one virtual network per link, CONTEXT update for keys)
 //! implements the same trait.
 
+pub mod check;
 pub mod components;
 pub mod opennebula;
 pub mod sim;

@@ -1,6 +1,7 @@
 //! Command-line interface of the `geni-am` binary: one subcommand group per
 //! area, each in its own module.
 
+pub mod backend;
 pub mod bench;
 pub mod cert;
 pub mod cred;
@@ -40,6 +41,10 @@ pub enum Command {
     /// Run concurrent AM API v3 lifecycles against a running aggregate
     /// and report latencies and throughput.
     Bench(bench::BenchArgs),
+    /// Check the configured backend (connection, account, templates,
+    /// images, networks, hosts, quotas).
+    #[command(subcommand)]
+    Backend(backend::BackendCommand),
 }
 
 impl Cli {
@@ -52,6 +57,7 @@ impl Cli {
             Command::Serve(args) => args.run(),
             Command::Dev(cmd) => cmd.run(),
             Command::Bench(args) => args.run(),
+            Command::Backend(cmd) => cmd.run(),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! and networks; [`driver`] turns slivers into VMs and link networks on top
 //! of them.
 
+pub mod check;
 pub mod config;
 pub mod context;
 pub mod docs;
