@@ -15,6 +15,7 @@ on_both_stores!(
     expiry_frees_the_network,
     a_network_created_before_a_crash_is_found_again,
     the_nodes_services_reach_the_vm_specification,
+    racing_records_of_one_link_network_all_succeed,
 );
 
 use am::backend::{Compute, NetSpec};
@@ -239,4 +240,29 @@ fn the_nodes_services_reach_the_vm_specification(mut harness: Harness) {
     );
     let juliet = harness.cloud.spec_of(&urns[1]).unwrap();
     assert!(juliet.install.is_empty() && juliet.execute.is_empty());
+}
+
+fn racing_records_of_one_link_network_all_succeed(harness: Harness) {
+    use am::store::networks::LinkNetworkRow;
+    use std::sync::{Arc, Barrier};
+    harness.provision(Utc::now() + TimeDelta::days(1));
+    let barrier = Arc::new(Barrier::new(2));
+    let racers: Vec<_> = (0..2)
+        .map(|racer| {
+            let store = harness.store.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                for link in 0..100 {
+                    let tag = format!("urn:publicid:IDN+x+sliver+race.link-{link}");
+                    let row = LinkNetworkRow::new(&tag, SLICE, "l", &racer.to_string(), Utc::now());
+                    store.record_link_network(&row).unwrap();
+                }
+            })
+        })
+        .collect();
+    for racer in racers {
+        racer.join().expect("every record succeeds");
+    }
+    assert_eq!(harness.store.link_networks_of(SLICE).unwrap().len(), 100);
 }

@@ -5,9 +5,10 @@
 //! the two leaves no second network behind.
 
 use super::schema::link_networks;
-use super::{Store, StoreResult, to_unix};
+use super::{Conn, Store, StoreError, StoreResult, to_unix};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error};
 
 /// A link network as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
@@ -45,18 +46,28 @@ impl Store {
     }
 
     /// Records `row`, replacing the handle of an earlier row of its tag.
+    /// Two workers may record one link at once (its two nodes provisioned
+    /// together): the one whose insert meets the other's row updates it.
     pub fn record_link_network(&self, row: &LinkNetworkRow) -> StoreResult<()> {
-        self.write(|conn| {
-            let updated = diesel::update(link_networks::table.find(&row.tag))
+        let update = |conn: &mut Conn| {
+            diesel::update(link_networks::table.find(&row.tag))
                 .set(link_networks::handle.eq(&row.handle))
-                .execute(conn)?;
-            if updated == 0 {
+                .execute(conn)
+        };
+        let inserted = self.write(|conn| {
+            if update(conn)? == 0 {
                 diesel::insert_into(link_networks::table)
                     .values(row)
                     .execute(conn)?;
             }
-            Ok(())
-        })
+            Ok::<_, StoreError>(())
+        });
+        match inserted {
+            Err(StoreError::Query(Error::DatabaseError(DatabaseErrorKind::UniqueViolation, _))) => {
+                self.write(|conn| Ok::<_, StoreError>(update(conn).map(|_| ())?))
+            }
+            other => other,
+        }
     }
 
     /// Forgets the network of link `tag` (once it is destroyed).
