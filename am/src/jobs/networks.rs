@@ -106,7 +106,7 @@ pub fn release(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
             continue;
         };
         let users = users_of_link(cx, &sliver.slice_urn, &link)?;
-        if users.iter().any(|u| u.provisioned) {
+        if users.iter().any(|u| u.provisioned && u.attached) {
             continue;
         }
         let payload = serde_json::json!({ "network": network.handle });
@@ -135,14 +135,14 @@ pub fn destroy(cx: &Context, job: &JobRow) -> Result<(), JobError> {
         return Ok(());
     };
     let users = users_of_link(cx, &job.slice_urn, link)?;
-    if users.iter().any(|u| u.provisioned) {
+    if users.iter().any(|u| u.provisioned && u.attached) {
         tracing::info!(link, "link in use again; its network stays");
         return Ok(());
     }
     let busy = cx.store.slivers_with_pending_jobs()?;
     if users.iter().any(|u| busy.contains(&u.urn)) {
         return Err(JobError::Backend(BackendError::Transient(format!(
-            "a VM on link {link} is still being destroyed"
+            "a VM on link {link} is still being destroyed or created"
         ))));
     }
     cx.backend
@@ -152,26 +152,34 @@ pub fn destroy(cx: &Context, job: &JobRow) -> Result<(), JobError> {
     Ok(())
 }
 
-/// A sliver of the slice whose VM was attached to a link.
+/// A sliver of the slice that uses or may use a link.
 struct LinkUser {
     urn: String,
     provisioned: bool,
+    /// Whether its VM was attached to the link; false for a sliver of the
+    /// link's request whose provisioning has not recorded its interfaces
+    /// yet.
+    attached: bool,
 }
 
-/// The slivers of `slice_urn` (live or deleted) attached to `link`.
+/// The slivers of `slice_urn` (live or deleted) attached to `link`, and
+/// the provisioned ones of the link's request not attached to anything
+/// yet (their provision job may be about to attach them).
 fn users_of_link(cx: &Context, slice_urn: &str, link: &str) -> StoreResult<Vec<LinkUser>> {
     let rows = cx.store.read(|conn| slivers::of_slice(conn, slice_urn))?;
     let mut users = Vec::new();
     for row in rows {
-        let attached = row
-            .annotations()?
-            .interfaces
-            .iter()
-            .any(|i| i.link.as_deref() == Some(link));
-        if attached {
+        let interfaces = row.annotations()?.interfaces;
+        let attached = interfaces.iter().any(|i| i.link.as_deref() == Some(link));
+        let provisioned = row.allocation()? == AllocationState::Provisioned;
+        let same_request = link
+            .rsplit_once('+')
+            .is_some_and(|(_, id)| id.starts_with(&format!("{}.", row.request_id)));
+        if attached || (provisioned && same_request && interfaces.is_empty()) {
             users.push(LinkUser {
-                provisioned: row.allocation()? == AllocationState::Provisioned,
                 urn: row.urn,
+                provisioned,
+                attached,
             });
         }
     }
