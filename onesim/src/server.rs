@@ -65,6 +65,8 @@ pub enum TransportFault {
 struct Shared {
     cloud: Mutex<Cloud>,
     faults: Mutex<VecDeque<TransportFault>>,
+    /// Methods whose next call is answered late: (method, delay).
+    late_answers: Mutex<Vec<(String, Duration)>>,
     stop: AtomicBool,
 }
 
@@ -121,6 +123,7 @@ impl OneSim {
         let shared = Arc::new(Shared {
             cloud: Mutex::new(cloud),
             faults: Mutex::new(VecDeque::new()),
+            late_answers: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
         });
         let accept_shared = Arc::clone(&shared);
@@ -200,6 +203,13 @@ impl OneSim {
     /// Applies `fault` to a coming request (faults queue in order).
     pub fn inject_transport_fault(&self, fault: TransportFault) {
         lock(&self.shared.faults).push_back(fault);
+    }
+
+    /// The next call of `method` is carried out at once but answered only
+    /// after `delay`: the window in which oned has acted and its client
+    /// does not know yet (e.g. a VM created whose id is not recorded).
+    pub fn answer_late(&self, method: &str, delay: Duration) {
+        lock(&self.shared.late_answers).push((method.to_owned(), delay));
     }
 
     /// Stores a monitoring record for a VM (the figures a monitor driver reports).
@@ -303,6 +313,17 @@ fn answer(shared: &Shared, body: &str) -> String {
         Err(text) => Reply::Fault { code: -503, text },
     };
     xmlrpc::encode_reply(&reply, cloud.version.five_element_failures())
+}
+
+/// The delay [`OneSim::answer_late`] set for the method of `body`, taken.
+fn late_answer(shared: &Shared, body: &str) -> Option<Duration> {
+    let mut late = lock(&shared.late_answers);
+    if late.is_empty() {
+        return None;
+    }
+    let method = xmlrpc::parse_call(body).ok()?.method;
+    let at = late.iter().position(|(name, _)| *name == method)?;
+    Some(late.remove(at).1)
 }
 
 /// A parsed request head.
@@ -455,7 +476,13 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             return;
         }
         let reply = match String::from_utf8(body) {
-            Ok(text) => answer(shared, &text),
+            Ok(text) => {
+                let reply = answer(shared, &text);
+                if let Some(delay) = late_answer(shared, &text) {
+                    std::thread::sleep(delay);
+                }
+                reply
+            }
             Err(_) => xmlrpc::encode_reply(
                 &Reply::Fault {
                     code: -503,
