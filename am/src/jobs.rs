@@ -32,6 +32,9 @@ struct Context {
     /// Slivers a worker of this process is handling right now, so two
     /// workers never drive one VM at once.
     in_flight: Mutex<std::collections::HashSet<String>>,
+    /// Held while a link's network is looked up, created and recorded, so
+    /// two workers provisioning nodes of one link make one network.
+    link_networks: Mutex<()>,
 }
 
 /// A stop flag threads can sleep on: they wake at once when it is set.
@@ -98,6 +101,7 @@ pub fn start(
         backend,
         config,
         in_flight: Mutex::default(),
+        link_networks: Mutex::default(),
     });
     let mut handle = JobsHandle {
         signal: Arc::default(),

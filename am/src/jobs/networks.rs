@@ -69,13 +69,20 @@ pub fn attach(cx: &Context, sliver: &SliverRow) -> Result<Attachment, JobError> 
 }
 
 /// The network of link `tag`: the stored one, else the backend's (created
-/// or, after a crash before it was stored, found by its tag), stored.
+/// or, after a crash before it was stored, found by its tag), stored. The
+/// nodes of a link are provisioned by parallel workers: without the lock
+/// two of them could both find no network and each create one, leaving
+/// the link's VMs on different networks.
 fn ensure_network(
     cx: &Context,
     slice_urn: &str,
     tag: &str,
     name: &str,
 ) -> Result<NetHandle, JobError> {
+    let _one_at_a_time = cx
+        .link_networks
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(row) = cx.store.link_network(tag)? {
         return Ok(NetHandle(row.handle));
     }
