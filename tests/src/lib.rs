@@ -3,13 +3,15 @@
 //! aggregate on a loopback port ([`aggregate`]) on SQLite or on a fresh
 //! PostgreSQL database ([`database`]), issuing credentials with its
 //! development authority ([`creds`]), building requests ([`requests`]) and
-//! calling the AM API over TLS ([`calls`]).
+//! calling the AM API over TLS ([`calls`]); the OpenNebula backend on a
+//! simulator started in the test process ([`opennebula`]).
 
 pub mod aggregate;
 pub mod calls;
 pub mod creds;
 pub mod database;
 pub mod flows;
+pub mod opennebula;
 pub mod requests;
 
 use std::path::PathBuf;
