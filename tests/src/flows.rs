@@ -1,9 +1,11 @@
 //! Steps of AM API v3 lifecycles shared by the suites: each makes one call
 //! with the development slice's credential, asserts what AMAPI.md §2
-//! requires of a successful answer and returns what later steps need.
+//! requires of a successful answer and returns what later steps need; and
+//! the v2 calls on the development slice ([`V2Slice`]).
 
 use crate::calls::{Envelope, Sliver, call, creds, s, st, strs, users, with_version};
 use am::client::Client;
+use am::xmlrpc::Value;
 use std::time::{Duration, Instant};
 
 /// An SSH public key the suites install with `geni_users`.
@@ -136,6 +138,61 @@ impl Slice<'_> {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+/// A v2 client acting on the development slice with its credentials (v2
+/// credentials are bare XML strings).
+pub struct V2Slice<'c> {
+    /// The connection.
+    pub client: &'c mut Client,
+    /// The credential list.
+    pub credentials: Value,
+}
+
+impl V2Slice<'_> {
+    /// SliverStatus (the envelope, successful or not).
+    pub fn status(&mut self) -> Envelope {
+        call(
+            self.client,
+            "SliverStatus",
+            vec![
+                s(crate::aggregate::DEMO_SLICE),
+                self.credentials.clone(),
+                st(vec![]),
+            ],
+        )
+    }
+
+    /// RenewSliver to `until`: answered `true`.
+    pub fn renew(&mut self, until: &str) {
+        let renewed = call(
+            self.client,
+            "RenewSliver",
+            vec![
+                s(crate::aggregate::DEMO_SLICE),
+                self.credentials.clone(),
+                s(until),
+                st(vec![]),
+            ],
+        )
+        .ok();
+        assert_eq!(renewed.value, Value::Boolean(true), "RenewSliver");
+    }
+
+    /// DeleteSliver: answered `true`.
+    pub fn delete(&mut self) {
+        let deleted = call(
+            self.client,
+            "DeleteSliver",
+            vec![
+                s(crate::aggregate::DEMO_SLICE),
+                self.credentials.clone(),
+                st(vec![]),
+            ],
+        )
+        .ok();
+        assert_eq!(deleted.value, Value::Boolean(true), "DeleteSliver");
     }
 }
 

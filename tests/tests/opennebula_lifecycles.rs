@@ -5,14 +5,13 @@
 //! text that stays data, the v2 lifecycle, a LAN link (its network, NICs,
 //! addresses in the manifest, freed on Delete) and the operational actions.
 
-use am::client::Client;
 use am::xmlrpc::{self, Value};
 use base64::Engine;
 use chrono::{Duration, Utc};
 use geni_am_tests::aggregate::{ALICE, DEMO_SLICE};
 use geni_am_tests::calls::{call, creds, s, st, strs, users, with_version};
 use geni_am_tests::database::Store;
-use geni_am_tests::flows::{ALICE_KEY, urns};
+use geni_am_tests::flows::{ALICE_KEY, V2Slice, urns};
 use geni_am_tests::opennebula::{self as one, POWEROFF, RUNNING};
 use geni_am_tests::requests::{self, node_client_ids};
 use onesim::OneSim;
@@ -191,15 +190,12 @@ fn v2_lifecycle(version: &str, store: Store) {
     )
     .ok();
     assert_eq!(node_client_ids(created.text()), ["pc1"]);
-    let status = |client: &mut Client| {
-        call(
-            client,
-            "SliverStatus",
-            vec![s(DEMO_SLICE), slice_creds.clone(), st(vec![])],
-        )
+    let mut slice = V2Slice {
+        client: &mut client,
+        credentials: slice_creds,
     };
     one::wait_for("SliverStatus ready", || {
-        let answer = status(&mut client).ok();
+        let answer = slice.status().ok();
         let overall = xmlrpc::as_str(answer.member("geni_status")).unwrap_or_default();
         assert_ne!(overall, "failed", "{answer:?}");
         overall == "ready"
@@ -210,27 +206,10 @@ fn v2_lifecycle(version: &str, store: Store) {
     assert_eq!((vm.state, vm.lcm_state), (3, 3), "running: {vm:?}");
     assert_keeps_template_context(&sim, &vm, ALICE_KEY);
 
-    let until = am::time::format(&(Utc::now() + Duration::days(2)));
-    let renewed = call(
-        &mut client,
-        "RenewSliver",
-        vec![s(DEMO_SLICE), slice_creds.clone(), s(&until), st(vec![])],
-    )
-    .ok();
-    assert_eq!(renewed.value, Value::Boolean(true));
-    let deleted = call(
-        &mut client,
-        "DeleteSliver",
-        vec![s(DEMO_SLICE), slice_creds.clone(), st(vec![])],
-    )
-    .ok();
-    assert_eq!(deleted.value, Value::Boolean(true));
+    slice.renew(&am::time::format(&(Utc::now() + Duration::days(2))));
+    slice.delete();
     one::wait_terminated(&sim, &vm_urn);
-    assert_ne!(
-        status(&mut client).code,
-        0,
-        "SliverStatus after DeleteSliver"
-    );
+    assert_ne!(slice.status().code, 0, "SliverStatus after DeleteSliver");
 }
 
 fn lan_link(version: &str, store: Store) {

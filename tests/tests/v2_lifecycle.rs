@@ -9,7 +9,7 @@ use chrono::{Duration, Utc};
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{call, s, st, users, with_version};
 use geni_am_tests::database::Store;
-use geni_am_tests::flows::ALICE_KEY;
+use geni_am_tests::flows::{ALICE_KEY, V2Slice};
 use geni_am_tests::requests::{self, node_client_ids};
 
 geni_am_tests::on_both_stores!(v2_lifecycle);
@@ -47,7 +47,12 @@ fn v2_lifecycle(store: Store) {
     assert!(created.text().contains("type=\"manifest\""));
     assert_eq!(node_client_ids(created.text()), ["pc1"]);
 
-    let status = sliver_status(&mut client, &slice_creds);
+    let status = call(
+        &mut client,
+        "SliverStatus",
+        vec![s(DEMO_SLICE), slice_creds.clone(), st(vec![])],
+    )
+    .ok();
     assert_eq!(xmlrpc::as_str(status.member("geni_urn")), Some(DEMO_SLICE));
     let Value::Array(resources) = status.member("geni_resources") else {
         panic!("geni_resources is not a list: {status:?}")
@@ -82,40 +87,16 @@ fn v2_lifecycle(store: Store) {
     assert_eq!(node_client_ids(manifest.text()), ["pc1"]);
 
     let until = time::format(&(Utc::now() + Duration::days(2)));
-    let renewed = call(
-        &mut client,
-        "RenewSliver",
-        vec![s(DEMO_SLICE), slice_creds.clone(), s(&until), st(vec![])],
-    )
-    .ok();
-    assert_eq!(renewed.value, Value::Boolean(true));
-    let expires = sliver_status(&mut client, &slice_creds);
+    let mut slice = V2Slice {
+        client: &mut client,
+        credentials: slice_creds,
+    };
+    slice.renew(&until);
+    let expires = slice.status().ok();
     let expires = xmlrpc::as_str(expires.member("geni_expires")).expect("geni_expires");
     assert_eq!(expires, until, "SliverStatus shows the renewed expiry");
 
-    let deleted = call(
-        &mut client,
-        "DeleteSliver",
-        vec![s(DEMO_SLICE), slice_creds.clone(), st(vec![])],
-    )
-    .ok();
-    assert_eq!(deleted.value, Value::Boolean(true));
-    let gone = call(
-        &mut client,
-        "SliverStatus",
-        vec![s(DEMO_SLICE), slice_creds, st(vec![])],
-    );
+    slice.delete();
+    let gone = slice.status();
     assert_ne!(gone.code, 0, "SliverStatus after DeleteSliver: {gone:?}");
-}
-
-fn sliver_status(
-    client: &mut am::client::Client,
-    slice_creds: &Value,
-) -> geni_am_tests::calls::Envelope {
-    call(
-        client,
-        "SliverStatus",
-        vec![s(DEMO_SLICE), slice_creds.clone(), st(vec![])],
-    )
-    .ok()
 }
