@@ -71,8 +71,8 @@ pub fn start_sim(version: &str) -> OneSim {
 
 /// Points the aggregate's configuration at `sim`: `kind = "opennebula"`,
 /// the sliver type of [`crate::requests::SLIVER_TYPE`] instantiating
-/// [`TEMPLATE_ID`], links reserved from [`PARENT_NETWORK`], and a
-/// reconciler that runs every second.
+/// [`TEMPLATE_ID`], links reserved from [`PARENT_NETWORK`], and a poller
+/// that looks at VMs in transition five times a second.
 pub fn configure(table: &mut toml::Table, sim: &OneSim) {
     let section: toml::Table = format!(
         r#"
@@ -101,7 +101,6 @@ size = 8
     .parse()
     .expect("the OpenNebula section is TOML");
     table.insert("backend".into(), toml::Value::Table(section));
-    set(table, &["jobs", "reconcile_interval_secs"], 1.into());
     set(table, &["jobs", "poll_interval_ms"], 200.into());
 }
 

@@ -128,7 +128,9 @@ fn crash_between_create_and_store(version: &str, store: Store) {
 
 fn reconciler(version: &str, store: Store) {
     let sim = one::start_sim(version);
-    let aggregate = one::start_aggregate(store, &sim);
+    let aggregate = one::start_aggregate_with(store, &sim, |table| {
+        set(table, &["jobs", "reconcile_interval_secs"], 1.into());
+    });
     let mut client = aggregate.client(3);
     let mut slice = one::demo_slice(&aggregate, &mut client);
     let urn = urns(&slice.allocate(&requests::vms(&["kept"])).slivers()).remove(0);
