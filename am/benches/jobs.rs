@@ -5,21 +5,20 @@
 //! claimed and finished on the same store with no backend work, so the
 //! ratio is the cost of driving the backend and writing observed state.
 
+mod support;
+
 use am::backend::Compute;
 use am::backend::components::component_rows;
 use am::backend::sim::SimulatedCloud;
-use am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
-use am::core::types::{OperationalState, Principal, Selector};
-use am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions};
+use am::core::ProvisionOptions;
+use am::core::types::{OperationalState, Selector};
 use am::jobs::{self, JobsConfig};
 use am::store::Store;
 use chrono::{TimeDelta, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const AUTHORITY: &str = "bench.geni-am.test";
 const REQUEST: &str = "rspec/request/ffund-tcpip__two-hosts-one-segment.xml";
 /// Slices per run; the corpus request has two nodes, so twice as many slivers.
 const SLICES: usize = 25;
@@ -35,44 +34,15 @@ struct Setup {
 fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("am.sqlite").to_str().unwrap(), 8).unwrap();
-    let mut config: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
-    (
-        config.create_delay_ms,
-        config.boot_delay_ms,
-        config.stop_delay_ms,
-    ) = (0, 0, 0);
-    let host = &mut config.hosts[0];
-    (host.cpus, host.memory_mb, host.max_vms) = (1000, 1 << 22, 1000);
-    let kind = &mut config.sliver_types[0];
-    kind.name = "emulab-xen".into();
-    kind.disk_images[0].name =
-        "urn:publicid:IDN+emulab.net+image+emulab-ops:UBUNTU18-64-STD".into();
-    let cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
+    let cloud = Arc::new(support::simulated_cloud());
     store
         .sync_components(&component_rows(&cloud.inventory().unwrap()), Utc::now())
         .unwrap();
-    let aggregate = Aggregate::new(
-        store.clone(),
-        AggregateConfig {
-            authority: AUTHORITY.into(),
-            am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
-            cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
-            policy: Policy::default(),
-            ssh: Default::default(),
-        },
-    )
-    .unwrap();
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    let document = std::fs::read_to_string(corpus.join(REQUEST)).unwrap();
+    let aggregate = support::aggregate(&store);
+    let document = support::corpus_request(REQUEST);
     let mut slivers = Vec::new();
     for i in 0..SLICES {
-        let slice = format!("urn:publicid:IDN+ch.geni.net:bench+slice+s{i}");
-        let principal = Principal {
-            caller_urn: "urn:publicid:IDN+ch.geni.net+user+alice".into(),
-            speaking_for: None,
-            slice_urn: Some(slice.clone()),
-            credential_expires: Utc::now() + TimeDelta::days(30),
-        };
+        let (slice, principal) = support::principal(i);
         aggregate.allocate(&principal, &slice, &document).unwrap();
         let report = aggregate
             .provision(
