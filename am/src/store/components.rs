@@ -1,6 +1,7 @@
 //! Components: the capacity rows of the inventory (seeded by `serve` from
-//! the backend through [`Store::sync_components`]) and what live slivers
-//! use of them.
+//! the backend and kept in line with it by the jobs' inventory refresh,
+//! both through [`Store::sync_components`]) and what live slivers use of
+//! them.
 
 use super::jobs::{JobKind, JobState};
 use super::schema::{components, jobs, slivers};
@@ -9,7 +10,7 @@ use crate::core::types::AllocationState;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One allocatable component and what it offers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,15 +217,90 @@ pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String,
     Ok(usage)
 }
 
-/// Makes the components table match `rows`: new ones are added, known ones
-/// updated, and ones no longer listed marked unavailable (kept, since
-/// slivers may still refer to them).
-pub fn sync(conn: &mut Conn, rows: &[ComponentRow], now: DateTime<Utc>) -> StoreResult<()> {
-    let listed: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-    diesel::update(components::table.filter(components::id.ne_all(&listed)))
-        .set(components::available.eq(false))
-        .execute(conn)?;
-    for row in rows {
+/// What bringing the components table in line with an inventory changes,
+/// by component id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InventoryChanges {
+    /// Components the inventory lists and the table lacked.
+    pub added: Vec<String>,
+    /// Components whose capacity, availability or description changed.
+    pub updated: Vec<String>,
+    /// Available components the inventory no longer lists, now unavailable.
+    pub withdrawn: Vec<String>,
+}
+
+impl InventoryChanges {
+    /// Whether nothing changes.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.updated.is_empty() && self.withdrawn.is_empty()
+    }
+}
+
+/// The rows to insert, the rows to update and the ids to withdraw so that
+/// `stored` matches `fresh`; of two fresh rows with one id the first counts.
+struct Plan<'a> {
+    added: Vec<&'a ComponentRow>,
+    updated: Vec<&'a ComponentRow>,
+    withdrawn: Vec<String>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(stored: &[ComponentRow], fresh: &'a [ComponentRow]) -> Plan<'a> {
+        let known: HashMap<&str, &ComponentRow> =
+            stored.iter().map(|row| (row.id.as_str(), row)).collect();
+        let mut listed = HashSet::new();
+        let mut plan = Plan {
+            added: Vec::new(),
+            updated: Vec::new(),
+            withdrawn: Vec::new(),
+        };
+        for row in fresh.iter().filter(|row| listed.insert(row.id.as_str())) {
+            match known.get(row.id.as_str()) {
+                None => plan.added.push(row),
+                Some(old) if *old != row => plan.updated.push(row),
+                Some(_) => {}
+            }
+        }
+        plan.withdrawn = stored
+            .iter()
+            .filter(|row| row.available && !listed.contains(row.id.as_str()))
+            .map(|row| row.id.clone())
+            .collect();
+        plan
+    }
+
+    fn changes(&self) -> InventoryChanges {
+        let ids = |rows: &[&ComponentRow]| rows.iter().map(|row| row.id.clone()).collect();
+        InventoryChanges {
+            added: ids(&self.added),
+            updated: ids(&self.updated),
+            withdrawn: self.withdrawn.clone(),
+        }
+    }
+}
+
+/// Makes the components table match `rows`: new ones are added, changed
+/// ones updated, and available ones no longer listed marked unavailable
+/// (kept, since slivers may still refer to them). Rows that already match
+/// are not written. What slivers use is not touched: the core computes
+/// free capacity from the slivers against these rows.
+pub fn sync(
+    conn: &mut Conn,
+    rows: &[ComponentRow],
+    now: DateTime<Utc>,
+) -> StoreResult<InventoryChanges> {
+    let stored = all(conn)?;
+    let plan = Plan::new(&stored, rows);
+    let at = to_unix(&now);
+    if !plan.withdrawn.is_empty() {
+        diesel::update(components::table.filter(components::id.eq_any(&plan.withdrawn)))
+            .set((
+                components::available.eq(false),
+                components::updated_at.eq(at),
+            ))
+            .execute(conn)?;
+    }
+    for row in plan.added.iter().chain(&plan.updated) {
         let details = serde_json::to_string(&row.details).map_err(|e| StoreError::Corrupt {
             what: "components.details",
             value: e.to_string(),
@@ -237,7 +313,7 @@ pub fn sync(conn: &mut Conn, rows: &[ComponentRow], now: DateTime<Utc>) -> Store
             components::exclusive.eq(row.exclusive),
             components::available.eq(row.available),
             components::details.eq(&details),
-            components::updated_at.eq(to_unix(&now)),
+            components::updated_at.eq(at),
         );
         let updated = diesel::update(components::table.find(&row.id))
             .set(values)
@@ -248,12 +324,23 @@ pub fn sync(conn: &mut Conn, rows: &[ComponentRow], now: DateTime<Utc>) -> Store
                 .execute(conn)?;
         }
     }
-    Ok(())
+    Ok(plan.changes())
 }
 
 impl Store {
-    /// Replaces the inventory with `rows` (see [`sync`]).
-    pub fn sync_components(&self, rows: &[ComponentRow], now: DateTime<Utc>) -> StoreResult<()> {
+    /// Brings the inventory in line with `rows` (see [`sync`]) in one
+    /// transaction holding the component locks, as allocations do. When a
+    /// first read shows nothing to change, no write transaction is opened,
+    /// so a periodic refresh of an unchanged cloud does not contend with
+    /// allocations for the write lock.
+    pub fn sync_components(
+        &self,
+        rows: &[ComponentRow],
+        now: DateTime<Utc>,
+    ) -> StoreResult<InventoryChanges> {
+        if Plan::new(&self.components()?, rows).changes().is_empty() {
+            return Ok(InventoryChanges::default());
+        }
         self.write(|conn| {
             lock_all(conn)?;
             sync(conn, rows, now)
@@ -281,6 +368,30 @@ mod tests {
             available: true,
             details: ComponentDetails::default(),
         }
+    }
+
+    fn named(id: &str, available: bool) -> ComponentRow {
+        ComponentRow {
+            id: id.into(),
+            name: id.into(),
+            available,
+            ..host(false)
+        }
+    }
+
+    #[test]
+    fn a_plan_adds_updates_and_withdraws_only_what_changed() {
+        let stored = [named("h1", true), named("h2", true), named("h3", false)];
+        let mut bigger = named("h1", true);
+        bigger.cpus = 8;
+        let fresh = [bigger, named("h4", true), named("h4", false)];
+        let changes = Plan::new(&stored, &fresh).changes();
+        assert_eq!(changes.added, ["h4"]);
+        assert_eq!(changes.updated, ["h1"]);
+        assert_eq!(changes.withdrawn, ["h2"], "h3 is already unavailable");
+        assert!(Plan::new(&stored, &stored).changes().is_empty());
+        let unlisted = Plan::new(&stored, &[]).changes();
+        assert_eq!(unlisted.withdrawn, ["h1", "h2"]);
     }
 
     #[test]
