@@ -2,12 +2,15 @@
 //! provisioning workers that claim queued jobs and drive the backend, a
 //! poller that follows slivers in transition until the backend reaches the
 //! state they wait for, the expiry reaper (expired slivers are deleted to
-//! the second), and the reconciler (VMs no live sliver owns are destroyed;
-//! slivers whose VM vanished fail). Requests never wait for any of it:
-//! they read the state these threads write to the store.
+//! the second), the reconciler (VMs no live sliver owns are destroyed;
+//! slivers whose VM vanished fail), and the inventory refresh (the
+//! components, and so the advertisement, follow the cloud's hosts).
+//! Requests never wait for any of it: they read the state these threads
+//! write to the store.
 
 pub mod config;
 mod execute;
+mod inventory;
 mod launch;
 mod networks;
 mod observe;
@@ -88,8 +91,8 @@ impl Drop for JobsHandle {
     }
 }
 
-/// Starts the workers, the poller, the reaper and the reconciler on
-/// `store` and `backend`. Fails only if the operating system refuses a
+/// Starts the workers, the poller, the reaper, the reconciler and the
+/// inventory refresh on `store` and `backend`. Fails only if the operating system refuses a
 /// thread.
 pub fn start(
     store: Store,
@@ -119,6 +122,7 @@ pub fn start(
     loops.push(("poller".into(), Box::new(poller::run)));
     loops.push(("reaper".into(), Box::new(reaper::run)));
     loops.push(("reconciler".into(), Box::new(reconciler::run)));
+    loops.push(("inventory".into(), Box::new(inventory::run)));
     for (name, run) in loops {
         let context = context.clone();
         let signal = handle.signal.clone();

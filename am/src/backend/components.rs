@@ -1,6 +1,7 @@
 //! The backend's inventory as the store's capacity rows: `serve` seeds the
-//! components table with [`component_rows`] so the core allocates against
-//! what the cloud really offers, and does not offer hosts the cloud reports
+//! components table with [`component_rows`], and the jobs' inventory
+//! refresh rewrites it periodically, so the core allocates against what
+//! the cloud really offers now, and does not offer hosts the cloud reports
 //! full.
 
 use super::{Host, Inventory, SliverType};

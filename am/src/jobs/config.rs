@@ -1,6 +1,6 @@
-//! The `[jobs]` configuration section: how many workers, leases, polling
-//! and reconciling intervals, and the retry policy for transient backend
-//! errors. Every key has a default, so the section may be left out.
+//! The `[jobs]` configuration section: how many workers, leases, polling,
+//! reconciling and inventory intervals, and the retry policy for transient
+//! backend errors. Every key has a default, so the section may be left out.
 
 use serde::Deserialize;
 use std::time::Duration;
@@ -21,6 +21,9 @@ pub struct JobsConfig {
     pub poll_interval_ms: u64,
     /// Seconds between two reconciliations of the store with the backend.
     pub reconcile_interval_secs: u64,
+    /// Milliseconds between two reads of the backend's inventory into the
+    /// store's components (hosts added, disabled, filled or removed).
+    pub inventory_interval_ms: u64,
     /// Longest the reaper sleeps, in milliseconds, before looking again for
     /// a sooner expiry (a new or shortened lease).
     pub reaper_recheck_ms: u64,
@@ -41,6 +44,7 @@ impl Default for JobsConfig {
             idle_poll_ms: 250,
             poll_interval_ms: 1000,
             reconcile_interval_secs: 60,
+            inventory_interval_ms: 60_000,
             reaper_recheck_ms: 2000,
             retry_base_secs: 1,
             retry_max_secs: 60,
@@ -66,6 +70,7 @@ impl JobsConfig {
             ("idle_poll_ms", self.idle_poll_ms),
             ("poll_interval_ms", self.poll_interval_ms),
             ("reconcile_interval_secs", self.reconcile_interval_secs),
+            ("inventory_interval_ms", self.inventory_interval_ms),
             ("reaper_recheck_ms", self.reaper_recheck_ms),
             ("retry_base_secs", self.retry_base_secs),
             ("retry_max_secs", self.retry_max_secs),

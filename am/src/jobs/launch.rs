@@ -1,6 +1,7 @@
 //! Bringing the background work up from the configuration: build the
-//! configured backend, seed the store's components from its inventory, and
-//! start the jobs — what `serve` does once the store is open.
+//! configured backend, seed the store's components from its inventory
+//! (the inventory refresh keeps them in line afterwards), and start the
+//! jobs — what `serve` does once the store is open.
 
 use super::JobsHandle;
 use crate::backend::components::component_rows;
@@ -44,7 +45,7 @@ pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
     let rows = component_rows(&backend.inventory()?);
     store.sync_components(&rows, Utc::now())?;
-    let threads = config.jobs.workers.saturating_add(3);
+    let threads = config.jobs.workers.saturating_add(4);
     let own = Store::open(&config.store.url, threads)?;
     let jobs = super::start(own, backend.clone(), config.jobs.clone())?;
     Ok(Running { backend, jobs })
