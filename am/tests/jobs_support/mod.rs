@@ -1,23 +1,28 @@
 //! Shared set-up of the jobs tests: a store (a SQLite file in a temporary
 //! directory, or a fresh PostgreSQL database when `DATABASE_URL` is set),
 //! the simulated cloud on the real clock with short delays and
-//! the sliver type and image of a corpus request, the aggregate core on
-//! the store (components seeded from the cloud's inventory), and the
-//! background jobs on both. Slivers are allocated and provisioned, and
+//! the sliver type and image of a corpus request — or the OpenNebula
+//! backend against the OpenNebula simulator (`onesim`) —, the aggregate
+//! core on the store (components seeded from the cloud's inventory), and
+//! the background jobs on both. Slivers are allocated and provisioned, and
 //! actions performed, through the core as the API does.
 
 #![allow(dead_code)] // each test file uses a different part
 
 use am::backend::components::component_rows;
+use am::backend::opennebula::OpenNebulaCloud;
+use am::backend::opennebula::config::{OneConfig, SAMPLE_SECTION as ONE_SECTION};
 use am::backend::sim::SimulatedCloud;
 use am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use am::backend::{Compute, VmSpec};
 use am::core::types::{OperationalState, Principal, Selector, UserKeys};
 use am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions, SshAccess};
+use am::geni::AmError;
 use am::jobs::{self, JobsConfig, JobsHandle};
 use am::store::Store;
 use am::store::slivers::SliverRow;
 use chrono::{DateTime, TimeDelta, Utc};
+use onesim::{OneSim, SimSettings};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,40 +41,60 @@ pub const SLIVER_TYPE: &str = "emulab-xen";
 /// The disk image the corpus request names.
 pub const IMAGE: &str = "urn:publicid:IDN+emulab.net+image+emulab-ops:UBUNTU18-64-STD";
 
-/// A store, a simulated cloud and (once started) the jobs on them.
+/// The cloud the jobs of a harness drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloudKind {
+    /// The in-process simulated cloud ([`Harness::cloud`]).
+    Simulated,
+    /// The OpenNebula backend against the OpenNebula simulator
+    /// ([`Harness::onesim`], release 7.4.0, no delays, the sample section's
+    /// sliver type `small`, no retries).
+    OpenNebula,
+}
+
+/// A store, a cloud and (once started) the jobs on them.
 pub struct Harness {
     /// The aggregate core.
     pub aggregate: Aggregate,
     /// Its store.
     pub store: Store,
-    /// The simulated cloud.
+    /// The simulated cloud (the jobs' backend unless the harness runs on
+    /// OpenNebula).
     pub cloud: Arc<SimulatedCloud>,
     /// The running jobs.
     pub jobs: Option<JobsHandle>,
+    onesim: Option<OneSim>,
+    backend: Arc<dyn Compute>,
     _database: Option<crate::core_support::PgDatabase>,
     _dir: tempfile::TempDir,
 }
 
 /// Defines, for each function `name(Harness)` listed, the tests
 /// `name::sqlite` and `name::postgres` (which runs when `DATABASE_URL` is
-/// set, see `core_support::PgDatabase`).
+/// set, see `core_support::PgDatabase`), on the simulated cloud or, after
+/// `OpenNebula:`, on the OpenNebula simulator (see [`CloudKind`]).
 #[macro_export]
 macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {$(
+    ($cloud:ident: $($name:ident),* $(,)?) => {$(
         mod $name {
+            use $crate::jobs_support::{CloudKind, Harness};
+
             #[test]
             fn sqlite() {
-                super::$name($crate::jobs_support::Harness::sqlite());
+                super::$name(Harness::sqlite_on(CloudKind::$cloud));
             }
 
             #[test]
             fn postgres() {
-                if let Some(harness) = $crate::jobs_support::Harness::postgres(stringify!($name)) {
+                if let Some(harness) = Harness::postgres_on(stringify!($name), CloudKind::$cloud) {
                     super::$name(harness);
                 }
             }
         }
     )*};
+    ($($name:ident),* $(,)?) => {
+        $crate::on_both_stores!(Simulated: $($name),*);
+    };
 }
 
 /// A VM specification for `tag` of the corpus request's type, with no users.
@@ -97,6 +122,7 @@ pub fn fast_jobs() -> JobsConfig {
         idle_poll_ms: 20,
         poll_interval_ms: 50,
         reconcile_interval_secs: 1,
+        inventory_interval_ms: 100,
         reaper_recheck_ms: 500,
         retry_base_secs: 1,
         retry_max_secs: 2,
@@ -110,22 +136,34 @@ pub fn corpus() -> PathBuf {
 }
 
 impl Harness {
-    /// A fresh SQLite store and cloud; jobs not started.
+    /// A fresh SQLite store and simulated cloud; jobs not started.
     pub fn sqlite() -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let url = dir.path().join("am.sqlite").to_string_lossy().into_owned();
-        Harness::open(&url, None, dir)
+        Harness::sqlite_on(CloudKind::Simulated)
     }
 
-    /// A fresh PostgreSQL database and cloud, or None when `DATABASE_URL`
-    /// is not set.
+    /// A fresh PostgreSQL database and simulated cloud, or None when
+    /// `DATABASE_URL` is not set.
     pub fn postgres(test: &str) -> Option<Harness> {
+        Harness::postgres_on(test, CloudKind::Simulated)
+    }
+
+    /// A fresh SQLite store and cloud of `kind`; jobs not started.
+    pub fn sqlite_on(kind: CloudKind) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let url = dir.path().join("am.sqlite").to_string_lossy().into_owned();
+        Harness::open(&url, None, dir, kind)
+    }
+
+    /// A fresh PostgreSQL database and cloud of `kind`, or None when
+    /// `DATABASE_URL` is not set.
+    pub fn postgres_on(test: &str, kind: CloudKind) -> Option<Harness> {
         let database = crate::core_support::PgDatabase::create(test)?;
         let url = database.url.clone();
         Some(Harness::open(
             &url,
             Some(database),
             tempfile::tempdir().unwrap(),
+            kind,
         ))
     }
 
@@ -133,6 +171,7 @@ impl Harness {
         url: &str,
         database: Option<crate::core_support::PgDatabase>,
         dir: tempfile::TempDir,
+        kind: CloudKind,
     ) -> Harness {
         let store = Store::open(url, 8).unwrap();
         let mut config: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
@@ -140,17 +179,26 @@ impl Harness {
         config.stop_delay_ms = 100;
         let host = &mut config.hosts[0];
         (host.cpus, host.memory_mb, host.max_vms) = (8, 16384, 8);
-        let kind = &mut config.sliver_types[0];
-        kind.name = SLIVER_TYPE.into();
-        kind.disk_images[0].name = IMAGE.into();
+        let sliver_type = &mut config.sliver_types[0];
+        sliver_type.name = SLIVER_TYPE.into();
+        sliver_type.disk_images[0].name = IMAGE.into();
         let cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
-        let rows = component_rows(&cloud.inventory().unwrap());
+        let (onesim, backend): (_, Arc<dyn Compute>) = match kind {
+            CloudKind::Simulated => (None, cloud.clone()),
+            CloudKind::OpenNebula => {
+                let (onesim, backend) = opennebula();
+                (Some(onesim), Arc::new(backend))
+            }
+        };
+        let rows = component_rows(&backend.inventory().unwrap());
         store.sync_components(&rows, Utc::now()).unwrap();
         Harness {
             aggregate: aggregate_on(&store, SshAccess::default()),
             store,
             cloud,
             jobs: None,
+            onesim,
+            backend,
             _database: database,
             _dir: dir,
         }
@@ -158,8 +206,14 @@ impl Harness {
 
     /// Starts the jobs with `config`.
     pub fn start(&mut self, config: JobsConfig) {
-        let backend: Arc<dyn Compute> = self.cloud.clone();
-        self.jobs = Some(jobs::start(self.store.clone(), backend, config).unwrap());
+        let jobs = jobs::start(self.store.clone(), self.backend.clone(), config).unwrap();
+        self.jobs = Some(jobs);
+    }
+
+    /// The OpenNebula simulator; panics when the harness runs on the
+    /// simulated cloud.
+    pub fn onesim(&self) -> &OneSim {
+        self.onesim.as_ref().expect("a harness on OpenNebula")
     }
 
     /// Allocates the corpus request into [`SLICE`] and provisions its
@@ -182,11 +236,7 @@ impl Harness {
         document: &str,
         expires: DateTime<Utc>,
     ) -> Vec<String> {
-        let allocation = self
-            .aggregate
-            .allocate(&principal(slice), slice, document)
-            .unwrap();
-        let urns: Vec<String> = allocation.slivers.into_iter().map(|s| s.urn).collect();
+        let urns = self.allocate_document(slice, document).unwrap();
         let options = ProvisionOptions {
             best_effort: false,
             end_time: Some(expires),
@@ -196,6 +246,14 @@ impl Harness {
             .provision(&principal(slice), &slivers(slice, &urns), &options)
             .unwrap();
         urns
+    }
+
+    /// Allocates `document` into `slice` as Alice; the sliver URNs.
+    pub fn allocate_document(&self, slice: &str, document: &str) -> Result<Vec<String>, AmError> {
+        let allocation = self
+            .aggregate
+            .allocate(&principal(slice), slice, document)?;
+        Ok(allocation.slivers.into_iter().map(|s| s.urn).collect())
     }
 
     /// Performs `action` (e.g. `geni_start`) on one sliver through the core.
@@ -245,12 +303,28 @@ impl Harness {
 
     /// Waits until `check` holds of the cloud.
     pub fn wait_cloud(&self, what: &str, check: impl Fn(&SimulatedCloud) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !check(&self.cloud) {
-            assert!(Instant::now() < deadline, "the cloud never had {what}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        eventually(&format!("the cloud had {what}"), || check(&self.cloud));
     }
+}
+
+/// Waits (up to 20 s) until `check` holds; `what` says what never happened.
+pub fn eventually(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// An OpenNebula simulator of the recorded release, and the OpenNebula
+/// backend on it with hosts under [`AUTHORITY`].
+fn opennebula() -> (OneSim, OpenNebulaCloud) {
+    let onesim = OneSim::start(SimSettings::default());
+    let mut config: OneConfig = toml::from_str(ONE_SECTION).unwrap();
+    config.endpoint = onesim.endpoint();
+    config.retries = 0;
+    let backend = OpenNebulaCloud::connect(&config, AUTHORITY).unwrap();
+    (onesim, backend)
 }
 
 /// The aggregate core of the tests on `store`, with SSH access `ssh`.
