@@ -141,6 +141,7 @@ impl Setup {
             idle_poll_ms: 1,
             poll_interval_ms: 2,
             reconcile_interval_secs: 3600,
+            inventory_interval_ms: 3_600_000,
             ..JobsConfig::default()
         };
         let jobs = jobs::start(own_pool(&dir), cloud.backend.clone(), config).unwrap();
