@@ -104,6 +104,23 @@ def test_v3_lifecycle(am):
 
     deleted = ok(amapi3.delete(am["v3"], root, cert, key, creds, [am["slice"]]))
     assert states(deleted, "geni_allocation_status") == ["geni_unallocated"]
+    wait_until_every_host_is_available(am)
+
+
+def wait_until_every_host_is_available(am):
+    """A Delete keeps its hosts' capacity until their VMs are destroyed, a
+    moment later; the advertisement says when every host is free again."""
+    root, cert, key = am["tls"]
+    user_cred = open(am["user_cred"]).read()
+    deadline = time.time() + 30
+    while True:
+        ad = ok(amapi2.listresources(am["v2"], root, cert, key, [user_cred]))
+        hosts = ad.count("<node ")
+        free = ad.count('<available now="true"')
+        if (hosts and free == hosts) or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    assert hosts and free == hosts, "%d of %d hosts available after Delete" % (free, hosts)
 
 
 def test_v2_lifecycle(am):
