@@ -340,17 +340,18 @@ fn a_deleted_slivers_capacity_is_held_until_its_vm_is_destroyed() {
         .claim_jobs("worker", f.clock.now(), TimeDelta::minutes(1), 10)
         .unwrap();
     let kinds: Vec<JobKind> = jobs.iter().map(|j| j.job_kind().unwrap()).collect();
-    assert_eq!(kinds, [JobKind::Provision, JobKind::Destroy]);
-    store
-        .finish_job(&jobs[0].id, "worker", f.clock.now())
-        .unwrap();
+    assert_eq!(
+        kinds,
+        [JobKind::Destroy],
+        "the destroy supersedes the provision"
+    );
     assert!(
         f.am.allocate(&p, SLICE, &request(&["n2"], "default-vm"))
             .is_err(),
         "the destroy job is still running"
     );
     store
-        .finish_job(&jobs[1].id, "worker", f.clock.now())
+        .finish_job(&jobs[0].id, "worker", f.clock.now())
         .unwrap();
     f.am.allocate(&p, SLICE, &request(&["n2"], "default-vm"))
         .expect("capacity is free once the VM is destroyed");

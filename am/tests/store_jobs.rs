@@ -1,6 +1,8 @@
 //! The job queue: claims in creation order with a lease, only by the
 //! holder finished, retried or failed; an expired lease lets another
-//! worker claim the job again; concurrent claimers (threads with their own
+//! worker claim the job again; the jobs of one sliver are claimed one at
+//! a time in order, a deferral is no attempt and a destroy supersedes the
+//! queued jobs of its sliver; concurrent claimers (threads with their own
 //! pools, on SQLite and PostgreSQL) never get the same job.
 
 mod core_support;
@@ -91,6 +93,65 @@ fn claims_follow_creation_order_and_respect_the_holder() {
         (ids[1].as_str(), 2)
     );
     assert_eq!(again[0].last_error, "backend busy");
+}
+
+/// The ids of the jobs of one sliver claimed at `now`.
+fn claimed(store: &Store, now: DateTime<Utc>) -> Vec<String> {
+    store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 5)
+        .unwrap()
+        .into_iter()
+        .map(|j| j.id)
+        .collect()
+}
+
+#[test]
+fn the_jobs_of_one_sliver_run_one_at_a_time_in_order() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+one");
+    let queue = |kind| {
+        store
+            .write(|conn| {
+                jobs::enqueue(
+                    conn,
+                    kind,
+                    SLICE,
+                    Some(&sliver),
+                    &serde_json::json!({}),
+                    now,
+                )
+            })
+            .unwrap()
+    };
+    let ids = [JobKind::Provision, JobKind::Start, JobKind::Stop].map(queue);
+    assert_eq!(claimed(store, now), ids[..1], "only the first");
+    assert!(claimed(store, now).is_empty(), "the next waits for it");
+    assert!(
+        store
+            .defer_job(&ids[0], "worker", "VM being defined", now, now)
+            .unwrap()
+    );
+    let again = store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 5)
+        .unwrap();
+    assert_eq!(again[0].id, ids[0]);
+    assert_eq!(again[0].attempts, 1, "a deferral is no attempt");
+    assert!(store.finish_job(&ids[0], "worker", now).unwrap());
+    assert_eq!(claimed(store, now), ids[1..2]);
+
+    let destroy = queue(JobKind::Destroy);
+    let states: Vec<String> = store
+        .jobs_of_sliver(&sliver)
+        .unwrap()
+        .into_iter()
+        .map(|j| j.state)
+        .collect();
+    assert_eq!(states, ["done", "running", "done", "queued"]);
+    assert!(claimed(store, now).is_empty(), "behind the running start");
+    assert!(store.finish_job(&ids[1], "worker", now).unwrap());
+    assert_eq!(claimed(store, now), [destroy]);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use super::networks::{self, Attachment};
 use super::{Context, observe};
-use crate::backend::{BackendError, VmHandle, VmSpec};
+use crate::backend::{BackendError, VmHandle, VmSpec, VmState};
 use crate::core::types::{AllocationState, OperationalState, UserKeys};
 use crate::store::jobs::{JobKind, JobRow};
 use crate::store::slivers::SliverRow;
@@ -25,6 +25,11 @@ pub enum JobError {
     /// The stored request of the sliver cannot be used.
     #[error("{0}")]
     Request(String),
+    /// The job cannot run yet (its VM is still being defined, a VM on its
+    /// link is still being destroyed); it waits a poll interval without
+    /// counting as a failed attempt.
+    #[error("{0}")]
+    Waiting(String),
 }
 
 impl JobError {
@@ -36,7 +41,7 @@ impl JobError {
     pub fn is_transient(&self) -> bool {
         match self {
             JobError::Backend(err) => err.class() != crate::backend::ErrorClass::Permanent,
-            JobError::Store(_) => true,
+            JobError::Store(_) | JobError::Waiting(_) => true,
             JobError::Request(_) => false,
         }
     }
@@ -139,6 +144,9 @@ fn vm_of(cx: &Context, sliver: &SliverRow) -> Result<VmHandle, JobError> {
 }
 
 /// Runs a power action and records the state the sliver now waits in.
+/// An action queued right after Provision (only `geni_start` is allowed
+/// then) waits while the new VM is still being placed or deployed: a
+/// cloud refuses to power such a VM, or ignores the request.
 fn act(
     cx: &Context,
     sliver: &SliverRow,
@@ -146,6 +154,17 @@ fn act(
     action: impl FnOnce(&VmHandle) -> Result<(), BackendError>,
 ) -> Result<(), JobError> {
     let vm = vm_of(cx, sliver)?;
+    if sliver.operational()? == OperationalState::PendingAllocation
+        && matches!(
+            cx.backend.observe(&vm)?.state,
+            VmState::Pending | VmState::Booting
+        )
+    {
+        return Err(JobError::Waiting(format!(
+            "the VM of {} is still being defined",
+            sliver.urn
+        )));
+    }
     action(&vm)?;
     cx.store
         .set_operational_state(&sliver.urn, waiting, Utc::now())?;

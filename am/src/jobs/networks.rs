@@ -7,7 +7,7 @@
 
 use super::Context;
 use super::execute::JobError;
-use crate::backend::{BackendError, NetHandle, NetSpec, NicSpec};
+use crate::backend::{NetHandle, NetSpec, NicSpec};
 use crate::core::links::{NodePlan, plan_node};
 use crate::core::types::{AllocationState, InterfaceAddresses};
 use crate::store::jobs::{self, JobKind, JobRow};
@@ -132,8 +132,9 @@ pub fn release(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
 }
 
 /// Runs a [`JobKind::DestroyNetwork`] job: nothing when a provisioned
-/// sliver uses the link again, a retry while a VM on it is still being
-/// destroyed, else the network is destroyed and forgotten.
+/// sliver uses the link again, a wait of one poll interval while a VM on
+/// it is still being destroyed, else the network is destroyed and
+/// forgotten.
 pub fn destroy(cx: &Context, job: &JobRow) -> Result<(), JobError> {
     let Some(link) = job.sliver_urn.as_deref() else {
         return Ok(());
@@ -148,9 +149,9 @@ pub fn destroy(cx: &Context, job: &JobRow) -> Result<(), JobError> {
     }
     let busy = cx.store.slivers_with_pending_jobs()?;
     if users.iter().any(|u| busy.contains(&u.urn)) {
-        return Err(JobError::Backend(BackendError::Transient(format!(
+        return Err(JobError::Waiting(format!(
             "a VM on link {link} is still being destroyed or created"
-        ))));
+        )));
     }
     cx.backend
         .destroy_network(&NetHandle(network.handle.clone()))?;

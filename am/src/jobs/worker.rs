@@ -1,10 +1,13 @@
 //! Provisioning workers: claim due jobs with a lease, run them, and finish,
-//! retry (transient errors, with doubling backoff) or fail them; a job that
-//! fails for good fails its sliver with the backend's message.
+//! defer (a job that cannot run yet waits a poll interval, not counted as
+//! an attempt), retry (transient errors, with doubling backoff) or fail
+//! them; a job that fails for good fails its sliver with the backend's
+//! message. A link network's destruction is never given up: a network
+//! left behind would hold its address range for good.
 
 use super::execute::{self, JobError};
 use super::{Context, StopSignal};
-use crate::store::jobs::JobRow;
+use crate::store::jobs::{JobKind, JobRow};
 use chrono::{TimeDelta, Utc};
 use std::time::Duration;
 
@@ -30,8 +33,8 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
 }
 
 /// Runs one claimed job and records the outcome; a job whose sliver
-/// another worker of this process is driving waits a second instead
-/// (without counting as a failure).
+/// another worker of this process is driving (claimed by two processes
+/// at once) is deferred instead.
 fn handle(cx: &Context, owner: &str, job: &JobRow) {
     let sliver = job.sliver_urn.clone().unwrap_or_default();
     let recorded = if lock_in_flight(cx).insert(sliver.clone()) {
@@ -39,12 +42,12 @@ fn handle(cx: &Context, owner: &str, job: &JobRow) {
         lock_in_flight(cx).remove(&sliver);
         record(cx, owner, job, outcome)
     } else {
-        let now = Utc::now();
-        let reason = format!("waiting for another job of {sliver}");
-        let later = now + TimeDelta::seconds(1);
-        cx.store
-            .retry_job(&job.id, owner, &reason, later, now)
-            .map(|_| ())
+        defer(
+            cx,
+            owner,
+            job,
+            &format!("waiting for another job of {sliver}"),
+        )
     };
     if let Err(err) = recorded {
         tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
@@ -55,6 +58,21 @@ fn lock_in_flight(cx: &Context) -> std::sync::MutexGuard<'_, std::collections::H
     cx.in_flight
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Puts `job` back for one poll interval without counting the attempt.
+fn defer(
+    cx: &Context,
+    owner: &str,
+    job: &JobRow,
+    reason: &str,
+) -> Result<(), crate::store::StoreError> {
+    let now = Utc::now();
+    let wait = Duration::from_millis(cx.config.poll_interval_ms);
+    let later = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);
+    tracing::debug!(job = %job.id, kind = %job.kind, reason, "job deferred");
+    cx.store.defer_job(&job.id, owner, reason, later, now)?;
+    Ok(())
 }
 
 fn record(
@@ -69,7 +87,12 @@ fn record(
         Ok(()) => {
             cx.store.finish_job(&job.id, owner, now)?;
         }
-        Err(err) if err.is_transient() && attempts < cx.config.max_attempts => {
+        Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
+        Err(err)
+            if err.is_transient()
+                && (attempts < cx.config.max_attempts
+                    || job.kind == JobKind::DestroyNetwork.as_str()) =>
+        {
             let wait = cx.config.backoff(attempts);
             tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
             let run_after = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);

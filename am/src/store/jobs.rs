@@ -1,8 +1,11 @@
 //! Queued backend work. The core enqueues jobs in the transaction that
 //! changes the slivers; workers claim them with a lease (an owner and an
 //! expiry, so a crashed worker's jobs are claimed again), then finish,
-//! retry or fail them. On PostgreSQL claiming uses `FOR UPDATE SKIP LOCKED`
-//! so several processes share the queue.
+//! retry, defer or fail them. The jobs of one sliver run one at a time in
+//! queue order: a job is not claimed while an earlier job of its sliver
+//! is queued or running, and a destroy supersedes the queued jobs of its
+//! sliver. On PostgreSQL claiming uses `FOR UPDATE SKIP LOCKED` so
+//! several processes share the queue.
 
 use super::schema::jobs;
 use super::{Conn, Store, StoreError, StoreResult, from_unix, to_unix};
@@ -16,8 +19,8 @@ pub enum JobKind {
     /// Create the VM (Provision).
     Provision,
     /// Boot it (`geni_start`). May be queued while the sliver is still
-    /// provisioning: the worker retries until the VM exists. Jobs of one
-    /// sliver must run in `seq` order.
+    /// provisioning: it runs after the provision job, and waits while the
+    /// new VM is still being defined.
     Start,
     /// Power it off (`geni_stop`).
     Stop,
@@ -147,6 +150,11 @@ pub fn enqueue(
     payload: &serde_json::Value,
     now: DateTime<Utc>,
 ) -> StoreResult<String> {
+    if kind == JobKind::Destroy
+        && let Some(sliver) = sliver_urn
+    {
+        supersede_queued(conn, sliver, now)?;
+    }
     let last: Option<i64> = jobs::table.select(max(jobs::seq)).first(conn)?;
     let row = JobRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
@@ -170,9 +178,39 @@ pub fn enqueue(
     Ok(row.id)
 }
 
+/// Marks the queued jobs of `sliver_urn` done: once its VM is to be
+/// destroyed they have nothing left to do, and waiting behind them (some
+/// in retry backoff) would only delay the destroy.
+fn supersede_queued(conn: &mut Conn, sliver_urn: &str, now: DateTime<Utc>) -> StoreResult<()> {
+    let queued = jobs::table
+        .filter(jobs::sliver_urn.eq(sliver_urn))
+        .filter(jobs::state.eq(JobState::Queued.as_str()));
+    diesel::update(queued)
+        .set((
+            jobs::state.eq(JobState::Done.as_str()),
+            jobs::last_error.eq("superseded by the destruction of the sliver"),
+            jobs::updated_at.eq(to_unix(&now)),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// True for a job with no earlier job of its sliver still queued or
+/// running: the jobs of one sliver run in `seq` order.
+fn first_of_its_sliver() -> diesel::expression::SqlLiteral<diesel::sql_types::Bool> {
+    diesel::dsl::sql(&format!(
+        "NOT EXISTS (SELECT 1 FROM jobs AS earlier \
+         WHERE earlier.sliver_urn = jobs.sliver_urn AND earlier.seq < jobs.seq \
+         AND earlier.state IN ('{}', '{}'))",
+        JobState::Queued.as_str(),
+        JobState::Running.as_str()
+    ))
+}
+
 /// Ids of jobs that may be claimed at `now` (queued and due, or running
-/// with an expired lease), in creation order; on PostgreSQL the rows are locked
-/// and rows locked by other claimers skipped.
+/// with an expired lease, and first of their sliver), in creation order;
+/// on PostgreSQL the rows are locked and rows locked by other claimers
+/// skipped.
 fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<String>> {
     let due = jobs::state
         .eq(JobState::Queued.as_str())
@@ -182,6 +220,7 @@ fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<Strin
         .and(jobs::lease_expires.le(now));
     let query = jobs::table
         .filter(due.or(abandoned))
+        .filter(first_of_its_sliver())
         .order((jobs::run_after, jobs::seq))
         .select(jobs::id)
         .limit(limit);
@@ -265,6 +304,28 @@ impl Store {
     ) -> StoreResult<bool> {
         let after = Some(to_unix(&run_after));
         self.write(|conn| release(conn, id, owner, JobState::Queued, error, after, now))
+    }
+
+    /// Puts job `id` back in the queue until `run_after` without counting
+    /// the attempt: it could not run yet (`reason`), which is no failure.
+    pub fn defer_job(
+        &self,
+        id: &str,
+        owner: &str,
+        reason: &str,
+        run_after: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let after = Some(to_unix(&run_after));
+        self.write(|conn| {
+            let held = release(conn, id, owner, JobState::Queued, reason, after, now)?;
+            if held {
+                diesel::update(jobs::table.filter(jobs::id.eq(id)))
+                    .set(jobs::attempts.eq(jobs::attempts - 1))
+                    .execute(conn)?;
+            }
+            Ok(held)
+        })
     }
 
     /// Gives up on job `id`, recording `error`.

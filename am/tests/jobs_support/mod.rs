@@ -174,15 +174,7 @@ impl Harness {
         kind: CloudKind,
     ) -> Harness {
         let store = Store::open(url, 8).unwrap();
-        let mut config: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
-        config.boot_delay_ms = 300;
-        config.stop_delay_ms = 100;
-        let host = &mut config.hosts[0];
-        (host.cpus, host.memory_mb, host.max_vms) = (8, 16384, 8);
-        let sliver_type = &mut config.sliver_types[0];
-        sliver_type.name = SLIVER_TYPE.into();
-        sliver_type.disk_images[0].name = IMAGE.into();
-        let cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
+        let cloud = Arc::new(SimulatedCloud::new(&sim_config(), AUTHORITY).unwrap());
         let (onesim, backend): (_, Arc<dyn Compute>) = match kind {
             CloudKind::Simulated => (None, cloud.clone()),
             CloudKind::OpenNebula => {
@@ -202,6 +194,19 @@ impl Harness {
             _database: database,
             _dir: dir,
         }
+    }
+
+    /// Replaces the simulated cloud (before the jobs start) by one that
+    /// takes `millis` to define a new VM, as a real cloud takes seconds.
+    pub fn slow_creation(&mut self, millis: u64) {
+        assert!(self.jobs.is_none(), "the jobs already drive the cloud");
+        assert!(self.onesim.is_none(), "a harness on the simulated cloud");
+        let config = SimConfig {
+            create_delay_ms: millis,
+            ..sim_config()
+        };
+        self.cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
+        self.backend = self.cloud.clone();
     }
 
     /// Starts the jobs with `config`.
@@ -277,7 +282,18 @@ impl Harness {
 
     /// Waits (up to 20 s) until the sliver satisfies `done`, and returns it.
     pub fn wait_for(&self, urn: &str, what: &str, done: impl Fn(&SliverRow) -> bool) -> SliverRow {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        self.wait_for_within(urn, what, Duration::from_secs(20), done)
+    }
+
+    /// Waits up to `limit` until the sliver satisfies `done`, and returns it.
+    pub fn wait_for_within(
+        &self,
+        urn: &str,
+        what: &str,
+        limit: Duration,
+        done: impl Fn(&SliverRow) -> bool,
+    ) -> SliverRow {
+        let deadline = Instant::now() + limit;
         loop {
             let row = self.store.sliver(urn).unwrap().unwrap();
             if done(&row) {
@@ -301,15 +317,32 @@ impl Harness {
         })
     }
 
-    /// Waits until `check` holds of the cloud.
+    /// Waits (up to 20 s) until `check` holds of the cloud.
     pub fn wait_cloud(&self, what: &str, check: impl Fn(&SimulatedCloud) -> bool) {
-        eventually(&format!("the cloud had {what}"), || check(&self.cloud));
+        self.wait_cloud_within(what, Duration::from_secs(20), check);
+    }
+
+    /// Waits up to `limit` until `check` holds of the cloud.
+    pub fn wait_cloud_within(
+        &self,
+        what: &str,
+        limit: Duration,
+        check: impl Fn(&SimulatedCloud) -> bool,
+    ) {
+        eventually_within(&format!("the cloud had {what}"), limit, || {
+            check(&self.cloud)
+        });
     }
 }
 
 /// Waits (up to 20 s) until `check` holds; `what` says what never happened.
 pub fn eventually(what: &str, check: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    eventually_within(what, Duration::from_secs(20), check);
+}
+
+/// Waits up to `limit` until `check` holds; `what` says what never happened.
+pub fn eventually_within(what: &str, limit: Duration, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + limit;
     while !check() {
         assert!(Instant::now() < deadline, "never: {what}");
         std::thread::sleep(Duration::from_millis(20));
@@ -325,6 +358,20 @@ fn opennebula() -> (OneSim, OpenNebulaCloud) {
     config.retries = 0;
     let backend = OpenNebulaCloud::connect(&config, AUTHORITY).unwrap();
     (onesim, backend)
+}
+
+/// The sample simulated cloud with short delays, room for eight VMs on
+/// its first host, and the sliver type and image of the corpus request.
+fn sim_config() -> SimConfig {
+    let mut config: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
+    config.boot_delay_ms = 300;
+    config.stop_delay_ms = 100;
+    let host = &mut config.hosts[0];
+    (host.cpus, host.memory_mb, host.max_vms) = (8, 16384, 8);
+    let sliver_type = &mut config.sliver_types[0];
+    sliver_type.name = SLIVER_TYPE.into();
+    sliver_type.disk_images[0].name = IMAGE.into();
+    config
 }
 
 /// The aggregate core of the tests on `store`, with SSH access `ssh`.
