@@ -493,7 +493,7 @@ impl Compute for OpenNebulaCloud {
                     network,
                     ip: nic.ip.clone()?,
                     mac: nic.mac.clone().unwrap_or_default(),
-                    netmask: None,
+                    netmask: context_netmask(&doc.context, nic.nic_id),
                 })
             })
             .collect();
@@ -672,6 +672,18 @@ fn in_transition(phase: VmPhase) -> bool {
         phase,
         VmPhase::Pending | VmPhase::Booting | VmPhase::Busy | VmPhase::ShuttingDown
     )
+}
+
+/// The netmask OpenNebula's contextualization gives NIC `nic_id`
+/// (`ETH<n>_MASK`, filled from the network's `NETWORK_MASK` when the
+/// CONTEXT has `NETWORK = "YES"`), if any.
+fn context_netmask(context: &[(String, String)], nic_id: i64) -> Option<String> {
+    let key = format!("ETH{nic_id}_MASK");
+    context
+        .iter()
+        .find(|(name, _)| *name == key)
+        .map(|(_, mask)| mask.trim().to_owned())
+        .filter(|mask| !mask.is_empty())
 }
 
 fn vm_id(vm: &VmHandle) -> Result<i32, BackendError> {

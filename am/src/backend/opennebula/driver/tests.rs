@@ -408,7 +408,7 @@ fn addresses_tell_link_networks_from_the_control_network() {
             network: None,
             ip: "10.10.0.10".into(),
             mac: "02:00:0a:0a:00:0a".into(),
-            netmask: None,
+            netmask: Some("255.255.255.0".into()),
         }]
     );
     assert_eq!(seen.hostname, "10.10.0.10", "no domain: the address");
@@ -425,6 +425,10 @@ fn addresses_tell_link_networks_from_the_control_network() {
         .document("one.vm.info", &vm_with_context("vm.info-running", &context));
     let seen = f.cloud.observe(&VmHandle("0".into())).unwrap();
     assert_eq!(seen.addresses[0].network, Some(NetHandle("0".into())));
+    assert_eq!(
+        seen.addresses[0].netmask, None,
+        "no ETH0_MASK in this CONTEXT"
+    );
     assert_eq!(seen.hostname, "node-a-0.vms.example.org");
 }
 
