@@ -1,0 +1,10 @@
+//! Fuzz target: arbitrary bytes, read as text the way a decoded reply
+//! string is, go through every `oned` document parser without panicking.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    am_fuzz_documents::parse_with_every_parser(&String::from_utf8_lossy(data));
+});
