@@ -68,6 +68,28 @@ impl From<sim::config::SimConfigError> for BackendConfigError {
 
 pub use crate::core::types::UserKeys;
 
+/// A DNS label from a VM name (a `client_id`): lower-case letters, digits
+/// and `-`, at most `max` characters, `vm` when nothing is left.
+pub fn host_label(name: &str, max: usize) -> String {
+    let label: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(max)
+        .collect();
+    let label = label.trim_matches('-');
+    if label.is_empty() {
+        "vm".to_owned()
+    } else {
+        label.to_owned()
+    }
+}
+
 /// What the cloud offers: the physical hosts and the VM flavours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inventory {

@@ -355,7 +355,11 @@ impl Compute for SimulatedCloud {
         state.next_id += 1;
         state.created += 1;
         state.specs.insert(spec.tag.clone(), spec.clone());
-        let hostname = format!("{}-{id}.{}", host_label(&spec.name), self.domain);
+        let hostname = format!(
+            "{}-{id}.{}",
+            crate::backend::host_label(&spec.name, 40),
+            self.domain
+        );
         let mut vm = SimVm::new(
             spec.tag.clone(),
             host,
@@ -504,27 +508,6 @@ fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
                     .collect(),
             })
             .collect(),
-    }
-}
-
-/// A DNS label from a `client_id`: lowercase letters, digits and `-`.
-fn host_label(name: &str) -> String {
-    let label: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .take(40)
-        .collect();
-    let label = label.trim_matches('-');
-    if label.is_empty() {
-        "vm".to_owned()
-    } else {
-        label.to_owned()
     }
 }
 

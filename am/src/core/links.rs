@@ -4,7 +4,7 @@
 //! request asks for) and its `<install>` and `<execute>` services. Also the
 //! sliver URNs of links and interfaces, shared with the manifest.
 
-use super::manifest::sanitize;
+use super::manifest::urn_name;
 use crate::backend::{ExecuteSpec, InstallSpec};
 use rspec::manifest::ownership::same_urn;
 use rspec::manifest::urn_authority;
@@ -155,7 +155,7 @@ fn services_of(node: &Node<'_>) -> NodePlan {
 /// the request, `urn:publicid:IDN+<authority>+sliver+<request id>.<client_id>`
 /// with the `client_id` reduced to URN-safe characters.
 pub fn link_sliver_urn(authority: &str, request_id: &str, client_id: &str) -> String {
-    let name = sanitize(client_id, |c| matches!(c, '.' | '-' | '_'), '-');
+    let name = urn_name(client_id);
     format!("urn:publicid:IDN+{authority}+sliver+{request_id}.{name}")
 }
 
@@ -163,7 +163,7 @@ pub fn link_sliver_urn(authority: &str, request_id: &str, client_id: &str) -> St
 /// `node_sliver`: the node's URN followed by `:` and the `client_id`
 /// reduced to URN-safe characters.
 pub fn interface_sliver_urn(node_sliver: &str, client_id: &str) -> String {
-    let name = sanitize(client_id, |c| matches!(c, '.' | '-' | '_'), '-');
+    let name = urn_name(client_id);
     format!("{node_sliver}:{name}")
 }
 

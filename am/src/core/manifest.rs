@@ -269,6 +269,12 @@ pub(super) fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> 
         .collect()
 }
 
+/// `text` as the name part of a URN: ASCII letters, digits, `.`, `-` and
+/// `_` kept, anything else becomes `-`.
+pub fn urn_name(text: &str) -> String {
+    sanitize(text, |c| matches!(c, '.' | '-' | '_'), '-')
+}
+
 /// A manifest builder failure on stored data: an internal error.
 fn manifest_error(e: builder::ManifestError) -> AmError {
     AmError::error(format!("cannot build the manifest: {e}"))

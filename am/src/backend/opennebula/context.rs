@@ -79,7 +79,7 @@ impl SliverContext {
     pub fn new(template_id: i32, spec: &VmSpec) -> SliverContext {
         SliverContext {
             template_id,
-            hostname: host_label(&spec.name),
+            hostname: crate::backend::host_label(&spec.name, 63),
             networks: spec.networks.iter().map(|n| n.network.0.clone()).collect(),
             users: Vec::new(),
             install: spec
@@ -269,28 +269,6 @@ fn valid_login(login: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
 }
 
-/// A DNS label from a `client_id`: lower-case letters, digits and `-`, at
-/// most 63 characters, `vm` when nothing is left.
-pub fn host_label(client_id: &str) -> String {
-    let label: String = client_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .take(63)
-        .collect();
-    let label = label.trim_matches('-');
-    if label.is_empty() {
-        "vm".to_owned()
-    } else {
-        label.to_owned()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,6 +441,6 @@ mod tests {
             odd.merge(&[]).iter().all(|(k, _)| k != "USERNAME"),
             "not an account name"
         );
-        assert_eq!(host_label("--"), "vm");
+        assert_eq!(crate::backend::host_label("--", 63), "vm");
     }
 }

@@ -67,16 +67,7 @@ pub fn network_name(label: &str, tag: &str) -> String {
 /// A host NAME as the last part of a component URN: letters, digits, `.`,
 /// `-` and `_` kept, anything else becomes `-`.
 pub fn component_name(host_name: &str) -> String {
-    let name: String = host_name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let name = crate::core::urn_name(host_name);
     if name.is_empty() {
         "host".to_owned()
     } else {
