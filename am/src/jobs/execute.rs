@@ -114,13 +114,10 @@ fn provision(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
         cx.store
             .set_annotations(&sliver.urn, &annotations, Utc::now())?;
     }
-    let vm = match cx.backend.find_vm(&sliver.urn)? {
-        Some(vm) => vm,
-        None => {
-            let spec = vm_spec(sliver, slice_users(cx, sliver)?, attachment);
-            cx.backend.create_vm(&spec)?
-        }
-    };
+    // `create_vm` returns the VM already carrying the sliver's tag, so a
+    // job run again after a crash creates no second VM.
+    let spec = vm_spec(sliver, slice_users(cx, sliver)?, attachment);
+    let vm = cx.backend.create_vm(&spec)?;
     if annotations.backend_id.as_deref() != Some(vm.0.as_str()) {
         annotations.backend_id = Some(vm.0.clone());
         cx.store
