@@ -5,13 +5,12 @@
 //! with `RUST_LOG`, default `info`).
 
 use crate::api::{Api, Endpoints};
-use crate::config::{self, Config};
-use crate::core::{self, Aggregate, Policy};
+use crate::config::Config;
+use crate::core::Aggregate;
 use crate::jobs;
 use crate::server::{self, Dispatch};
 use crate::store::Store;
 use anyhow::Context;
-use chrono::TimeDelta;
 use clap::Args;
 use credentials::trust::TrustStore;
 use std::path::PathBuf;
@@ -59,7 +58,7 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
     let store = Store::open(&config.store.url, config.store.pool_size)
         .with_context(|| format!("store.url {}", config.store.url))?;
     let background = jobs::launch(&config, store.clone())?;
-    let mut identity = aggregate_config(&config.aggregate);
+    let mut identity = config.aggregate.to_core();
     identity.ssh = config.logins.to_core();
     let aggregate = Aggregate::new(store, identity)?;
     let endpoints = Endpoints {
@@ -73,23 +72,6 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
         dispatch,
         background,
     })
-}
-
-/// The core's view of the `[aggregate]` section.
-fn aggregate_config(section: &config::AggregateConfig) -> core::AggregateConfig {
-    let seconds = |s: u64| TimeDelta::seconds(i64::try_from(s).unwrap_or(i64::MAX / 1000));
-    core::AggregateConfig {
-        authority: section.authority.clone(),
-        am_urn: section.urn.clone(),
-        cm_urn: section.cm_urn.clone(),
-        policy: Policy {
-            allocation_timeout: seconds(section.allocation_timeout_secs),
-            default_lease: seconds(section.default_lease_secs),
-            max_lease: seconds(section.max_lease_secs),
-            max_slivers_per_slice: section.max_slivers_per_slice as usize,
-        },
-        ssh: core::SshAccess::default(),
-    }
 }
 
 fn serve(args: &ServeArgs) -> anyhow::Result<()> {
