@@ -454,7 +454,10 @@ impl Compute for OpenNebulaCloud {
         let id = vm_id(vm)?;
         let doc = match self.vm_info(id) {
             Ok(doc) => doc,
-            Err(BackendError::NotFound { .. }) => return Ok(gone(id)),
+            Err(BackendError::NotFound { .. }) => {
+                lock(&self.pending_since).remove(&i64::from(id));
+                return Ok(gone(id));
+            }
             Err(err) => return Err(err),
         };
         let phase = doc.phase();
@@ -575,6 +578,8 @@ impl Compute for OpenNebulaCloud {
 
     fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError> {
         let id = vm_id(vm)?;
+        // A VM being destroyed needs no placement deadline any more.
+        lock(&self.pending_since).remove(&i64::from(id));
         let params = [Param::Str("terminate-hard".into()), Param::Int(id)];
         match self.id_call("one.vm.action", &params) {
             Ok(_) => {
