@@ -9,8 +9,8 @@ use am::backend::opennebula::docs::{
 
 /// Feeds `xml` to every document parser; each must return `Ok` or a typed
 /// error. At most one parser accepts a given text, since each expects its
-/// own root element.
-pub fn parse_with_every_parser(xml: &str) {
+/// own root element; returns how many did (0 or 1).
+pub fn parse_with_every_parser(xml: &str) -> usize {
     let accepted = [
         parse_vm(xml).is_ok(),
         parse_vm_pool(xml).is_ok(),
@@ -25,8 +25,7 @@ pub fn parse_with_every_parser(xml: &str) {
         parse_vnet(xml).is_ok(),
         parse_vnet_pool(xml).is_ok(),
     ];
-    assert!(
-        accepted.iter().filter(|a| **a).count() <= 1,
-        "two parsers accept one text"
-    );
+    let count = accepted.iter().filter(|a| **a).count();
+    assert!(count <= 1, "two parsers accept one text");
+    count
 }
