@@ -114,7 +114,7 @@ impl Client {
         }
         Ok(Client {
             connector: builder.build(),
-            addr: format!("{host}:{port}"),
+            addr: socket_addr(&host, port),
             host,
             path,
             stream: None,
@@ -233,6 +233,15 @@ pub(crate) fn split_url(
     (!host.is_empty()).then(|| (host.to_owned(), port, path.to_owned()))
 }
 
+/// The `host:port` to connect to, an IPv6 host back in brackets.
+pub(crate) fn socket_addr(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
 /// Why an answer could not be read.
 pub(crate) enum ReadError {
     /// The connection failed or timed out.
@@ -331,5 +340,19 @@ fn read_chunked(stream: &mut impl BufRead, limit: usize) -> Result<Vec<u8>, Read
         if size == 0 {
             return Ok(body);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv6_hosts_keep_their_brackets_in_the_address() {
+        let (host, port, path) = split_url("https://[::1]:8443/am/3", "https", 443).unwrap();
+        assert_eq!((host.as_str(), port, path.as_str()), ("::1", 8443, "/am/3"));
+        assert_eq!(socket_addr(&host, port), "[::1]:8443");
+        let (host, port, _) = split_url("https://am.example.org", "https", 443).unwrap();
+        assert_eq!(socket_addr(&host, port), "am.example.org:443");
     }
 }

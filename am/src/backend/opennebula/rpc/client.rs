@@ -10,7 +10,7 @@
 
 use super::session::Session;
 use super::{Answer, OneRpc, Param, RpcError, wire};
-use crate::client::{HttpReply, ReadError, read_reply, split_url};
+use crate::client::{HttpReply, ReadError, read_reply, socket_addr, split_url};
 use openssl::ssl::{SslConnector, SslMethod, SslStream};
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -189,11 +189,7 @@ impl OneClient {
         } else {
             path
         };
-        let addr = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        };
+        let addr = socket_addr(&host, port);
         Ok(OneClient {
             session: settings.session,
             addr,
