@@ -265,12 +265,10 @@ fn images(client: &OneClient, configured: &[String]) -> Finding {
         Ok(pool) => pool,
         Err(err) => return Finding::fail("images", err),
     };
-    let bootable =
-        |i: &docs::ImageDoc| matches!(i.state, 1 | 2) && matches!(i.kind.as_str(), "0" | "OS");
     if configured.is_empty() {
         let offered: Vec<&str> = pool
             .iter()
-            .filter(|i| bootable(i))
+            .filter(|i| i.is_bootable())
             .map(|i| i.name.as_str())
             .collect();
         return Finding::pass(
@@ -292,10 +290,10 @@ fn images(client: &OneClient, configured: &[String]) -> Finding {
             None => problems.push(format!(
                 "`{name}` does not exist or is not visible to this user (`oneimage list`)"
             )),
-            Some(image) if !matches!(image.kind.as_str(), "0" | "OS") => {
+            Some(image) if !image.is_os() => {
                 problems.push(format!("`{name}` (image {}) is not an OS image", image.id))
             }
-            Some(image) if !bootable(image) => problems.push(format!(
+            Some(image) if !image.is_bootable() => problems.push(format!(
                 "`{name}` (image {}) is {}, not READY (`oneimage show {}`)",
                 image.id,
                 image_state(image.state),
@@ -392,7 +390,7 @@ fn hosts(client: &OneClient, config: &OneConfig) -> Finding {
         config
             .sliver_types
             .iter()
-            .any(|t| t.cpu <= h.free_cpus() && t.memory_mb <= h.free_mem_mib())
+            .any(|t| h.has_room_for(t.cpu, t.memory_mb))
     };
     let listed: Vec<String> = usable
         .iter()

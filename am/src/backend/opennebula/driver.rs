@@ -211,9 +211,7 @@ impl OpenNebulaCloud {
         let params = [-2, -1, -1].map(Param::Int);
         let xml = self.document("one.imagepool.info", &params)?;
         let pool = docs::parse_image_pool(&xml).map_err(unreadable)?;
-        let bootable = pool
-            .into_iter()
-            .filter(|i| matches!(i.state, 1 | 2) && matches!(i.kind.as_str(), "0" | "OS"));
+        let bootable = pool.into_iter().filter(docs::ImageDoc::is_bootable);
         let mut ids = HashMap::new();
         let mut offered = Vec::new();
         for image in bootable {
@@ -378,9 +376,7 @@ impl Compute for OpenNebulaCloud {
                 cpus: u32::try_from(h.max_cpu.max(0) / 100).unwrap_or(u32::MAX),
                 memory_mb: u64::try_from(h.max_mem_kib.max(0) / 1024).unwrap_or(0),
                 max_vms: self.config.max_vms_per_host,
-                available: types
-                    .iter()
-                    .any(|t| t.cpu <= h.free_cpus() && t.memory_mb <= h.free_mem_mib()),
+                available: types.iter().any(|t| h.has_room_for(t.cpu, t.memory_mb)),
             })
             .collect();
         let images = self.offered_images()?;

@@ -48,6 +48,12 @@ impl HostDoc {
     pub fn free_mem_mib(&self) -> u64 {
         u64::try_from(self.max_mem_kib - self.mem_usage_kib).unwrap_or(0) / 1024
     }
+
+    /// Whether a VM of `cpus` CPUs and `memory_mb` MiB fits in the
+    /// unallocated capacity.
+    pub fn has_room_for(&self, cpus: f64, memory_mb: u64) -> bool {
+        cpus <= self.free_cpus() && memory_mb <= self.free_mem_mib()
+    }
 }
 
 /// Parses a `<HOST>` document (`one.host.info`).

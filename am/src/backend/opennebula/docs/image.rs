@@ -21,6 +21,18 @@ pub struct ImageDoc {
     pub description: Option<String>,
 }
 
+impl ImageDoc {
+    /// Whether the image is an OS disk (`TYPE` 0, or `OS` as some pools write it).
+    pub fn is_os(&self) -> bool {
+        matches!(self.kind.as_str(), "0" | "OS")
+    }
+
+    /// Whether a VM can boot it now: an OS image that is READY or USED.
+    pub fn is_bootable(&self) -> bool {
+        self.is_os() && matches!(self.state, 1 | 2)
+    }
+}
+
 /// Parses an `<IMAGE>` document (`one.image.info`).
 pub fn parse_image(xml: &str) -> Result<ImageDoc, DocError> {
     parse_object(xml, "IMAGE", read_image)
