@@ -177,3 +177,35 @@ fn the_good_credentials_the_cases_start_from_verify() {
     );
     as_bob(&xml).unwrap();
 }
+
+#[test]
+fn a_misplaced_element_is_named_with_its_namespace_and_what_was_expected() {
+    let namespaced_root = swap(
+        &good(),
+        "<signed-credential ",
+        "<signed-credential xmlns=\"urn:example:other\" ",
+    );
+    let error = check(&namespaced_root).unwrap_err();
+    assert_eq!(reason_of(&error), "Malformed", "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("must be <signed-credential> in no namespace")
+            && message.contains("<signed-credential> in namespace \"urn:example:other\""),
+        "{message}"
+    );
+    assert!(!message.contains("<signed-credential>, not <signed-credential>"));
+
+    let xml = good();
+    let inner = credential_of(&xml);
+    let namespaced_child = swap(
+        &xml,
+        inner,
+        &inner.replacen("<credential ", "<credential xmlns=\"urn:example:other\" ", 1),
+    );
+    let message = check(&namespaced_child).unwrap_err().to_string();
+    assert!(
+        message.contains("must hold <credential> in no namespace")
+            && message.contains("<credential> in namespace \"urn:example:other\""),
+        "{message}"
+    );
+}

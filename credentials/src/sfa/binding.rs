@@ -48,7 +48,10 @@ pub fn signed_elements(doc: &Document) -> Result<Vec<SignedElement<'_>>, SfaErro
     if !root.is(None, "signed-credential") {
         return Err(malformed(
             root,
-            format!("root element is <{}>, not <signed-credential>", root.name()),
+            format!(
+                "the document element must be <signed-credential> in no namespace, but it is {}",
+                describe_element(root)
+            ),
         ));
     }
     let top = only_child(root, "credential")?;
@@ -156,11 +159,27 @@ fn wrapping_outside_chain(signature: Node<'_>, id: &str, covered: Option<Node<'_
 }
 
 /// The only child `name` of the root: a second one is a wrapping attempt.
+/// An element as a message names it: `<name>`, with its namespace when it
+/// has one, so that a misplaced element never reads like the expected one.
+fn describe_element(node: Node<'_>) -> String {
+    match node.namespace() {
+        Some(ns) => format!("<{}> in namespace {ns:?}", node.name()),
+        None => format!("<{}> in no namespace", node.name()),
+    }
+}
+
 fn only_child<'d>(root: Node<'d>, name: &str) -> Result<Node<'d>, SfaError> {
     let mut found = root.children_named(None, name);
-    let first = found
-        .next()
-        .ok_or_else(|| malformed(root, format!("<signed-credential> has no <{name}>")))?;
+    let first = found.next().ok_or_else(|| {
+        let message = match root.children().find(|child| child.name() == name) {
+            Some(misplaced) => format!(
+                "<signed-credential> must hold <{name}> in no namespace, but holds {}",
+                describe_element(misplaced)
+            ),
+            None => format!("<signed-credential> has no <{name}>"),
+        };
+        malformed(root, message)
+    })?;
     match found.next() {
         Some(second) => Err(SfaError::Wrapping {
             line: second.line(),
