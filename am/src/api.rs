@@ -176,6 +176,7 @@ impl Context<'_> {
             slice,
             speaking_for: options.string("geni_speaking_for")?,
             at: self.at,
+            anonymous_allowed: self.aggregate().config().policy.public_advertisement,
         };
         auth::authorize(&self.inner.trust, self.caller, &presented, &check)
     }

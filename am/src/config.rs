@@ -139,6 +139,10 @@ pub struct AggregateConfig {
     /// Most slivers one slice may hold at this aggregate.
     #[serde(default = "default_max_slivers_per_slice")]
     pub max_slivers_per_slice: u32,
+    /// Whether ListResources answers callers who present no credential
+    /// (otherwise they are refused with FORBIDDEN).
+    #[serde(default)]
+    pub public_advertisement: bool,
 }
 
 /// The `[store]` section.
@@ -305,6 +309,7 @@ impl AggregateConfig {
                 default_lease: seconds(self.default_lease_secs),
                 max_lease: seconds(self.max_lease_secs),
                 max_slivers_per_slice: self.max_slivers_per_slice as usize,
+                public_advertisement: self.public_advertisement,
             },
             ssh: crate::core::SshAccess::default(),
         }

@@ -84,17 +84,20 @@ pub struct Policy {
     pub max_lease: TimeDelta,
     /// Most live slivers one slice may hold here.
     pub max_slivers_per_slice: usize,
+    /// Whether ListResources answers callers who present no credential.
+    pub public_advertisement: bool,
 }
 
 impl Default for Policy {
     /// 10-minute allocations, 7-day default and 30-day maximum leases,
-    /// 100 slivers per slice.
+    /// 100 slivers per slice, an advertisement only for credential holders.
     fn default() -> Self {
         Self {
             allocation_timeout: TimeDelta::minutes(10),
             default_lease: TimeDelta::days(7),
             max_lease: TimeDelta::days(30),
             max_slivers_per_slice: 100,
+            public_advertisement: false,
         }
     }
 }

@@ -32,7 +32,39 @@ fn a_good_user_credential_lists_resources_as_struct_or_bare_string() {
     let user = w.user_credential();
     list(&w, creds(&[&user])).ok();
     list(&w, Value::Array(vec![s(&user)])).ok();
-    list(&w, Value::Array(vec![])).ok();
+}
+
+#[test]
+fn listresources_without_any_credential_is_forbidden_unless_the_advertisement_is_public() {
+    let w = World::new();
+    let out = list(&w, Value::Array(vec![])).fails_with(3).to_owned();
+    assert!(out.contains("no credential was presented"), "{out}");
+    assert!(out.contains("not public"), "{out}");
+
+    let mut config = core_support::config();
+    config.policy.public_advertisement = true;
+    let public = World::with_config(config);
+    let advertisement = public.v3("ListResources", vec![Value::Array(vec![]), st(&[geni3()])]);
+    let Value::String(rspec) = advertisement.ok() else {
+        panic!("ListResources answered {:?}", advertisement.ok());
+    };
+    assert!(rspec.contains("type=\"advertisement\""), "{rspec}");
+}
+
+#[test]
+fn a_refusal_of_many_bad_credentials_names_a_few_and_counts_them() {
+    let w = World::new();
+    let user = w.user_credential();
+    let broken = &user[1..];
+    let many: Vec<&str> = std::iter::repeat_n(broken, 200).collect();
+    let out = list(&w, creds(&many)).fails_with(20).to_owned();
+    assert!(out.contains("SFA credential 3:"), "{out}");
+    assert!(!out.contains("SFA credential 4:"), "{out}");
+    assert!(
+        out.contains("and 197 more (200 credentials refused in all)"),
+        "{out}"
+    );
+    assert!(out.len() < 2_000, "{} bytes: {out}", out.len());
 }
 
 #[test]

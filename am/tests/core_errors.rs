@@ -451,6 +451,12 @@ fn a_shut_down_slice_refuses_changes_but_is_still_described() {
     errors.push(allocate_err(&f, &request(&["n2"], "default-vm")));
     for err in errors {
         assert_code(&err, GeniCode::Forbidden, "shut down");
+        assert!(
+            err.message
+                .contains(&format!("shut down by {}", p.caller_urn)),
+            "the refusal names who shut the slice down: {err:?}"
+        );
+        assert!(!err.message.contains("operators"), "{err:?}");
     }
     assert_eq!(f.am.status(&slice()).unwrap().slivers.len(), 1);
     assert_eq!(described(&f), 1);

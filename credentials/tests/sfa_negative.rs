@@ -200,7 +200,11 @@ fn a_misplaced_element_is_named_with_its_namespace_and_what_was_expected() {
     let namespaced_child = swap(
         &xml,
         inner,
-        &inner.replacen("<credential ", "<credential xmlns=\"urn:example:other\" ", 1),
+        &inner.replacen(
+            "<credential ",
+            "<credential xmlns=\"urn:example:other\" ",
+            1,
+        ),
     );
     let message = check(&namespaced_child).unwrap_err().to_string();
     assert!(

@@ -101,6 +101,9 @@ pub struct Check<'a> {
     pub speaking_for: Option<&'a str>,
     /// The time validity is judged at.
     pub at: DateTime<Utc>,
+    /// Whether a call that needs any valid credential may present none
+    /// (`[aggregate] public_advertisement`).
+    pub anonymous_allowed: bool,
 }
 
 /// Checks `presented` for a call by the TLS client `caller`.
@@ -146,9 +149,27 @@ pub fn authorize(
         credential_expires: expires,
     };
     if check.requirement.target == CredentialTarget::None
-        || (check.requirement.target == CredentialTarget::Any && presented.is_empty())
+        || (check.requirement.target == CredentialTarget::Any
+            && presented.is_empty()
+            && check.anonymous_allowed)
     {
         return Ok(principal(None, caller.leaf().not_after()));
+    }
+    if presented.is_empty() {
+        let needed = match check.slice {
+            Some(slice) => format!("a slice credential for {slice}"),
+            None => {
+                "a valid user or slice credential (this aggregate's advertisement is not public)"
+                    .to_owned()
+            }
+        };
+        return Err(refused(
+            RefusalKind::Forbidden,
+            format!(
+                "{}: no credential was presented; the call needs {needed}",
+                check.method
+            ),
+        ));
     }
     let request = sfa::Request {
         caller: &effective,
@@ -188,9 +209,25 @@ pub fn authorize(
                 .operation
                 .map_or_else(|| "the call".to_owned(), |o| format!("operation {o}")),
             effective,
-            failures.join("; ")
+            summarize(&failures)
         ),
     ))
+}
+
+/// How many refused credentials a message names before it only counts.
+const NAMED_FAILURES: usize = 3;
+
+/// The first few failures, then how many more there were, so that a call
+/// with thousands of bad credentials gets a message a person can read.
+fn summarize(failures: &[String]) -> String {
+    let named = failures[..failures.len().min(NAMED_FAILURES)].join("; ");
+    match failures.len().saturating_sub(NAMED_FAILURES) {
+        0 => named,
+        more => format!(
+            "{named}; and {more} more ({} credentials refused in all)",
+            failures.len()
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +260,23 @@ mod tests {
         assert_eq!(p.ignored.len(), 3);
         assert!(p.ignored[0].contains("geni_sfa 3"), "{:?}", p.ignored);
         assert!(!p.is_empty());
+    }
+
+    #[test]
+    fn a_refusal_names_the_first_few_failures_and_counts_the_rest() {
+        let failures: Vec<String> = (1..=10_000)
+            .map(|i| format!("credential {i}: bad"))
+            .collect();
+        let message = summarize(&failures);
+        assert_eq!(
+            message,
+            "credential 1: bad; credential 2: bad; credential 3: bad; \
+             and 9997 more (10000 credentials refused in all)"
+        );
+        assert_eq!(
+            summarize(&failures[..2]),
+            "credential 1: bad; credential 2: bad"
+        );
     }
 
     #[test]

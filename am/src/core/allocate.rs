@@ -4,7 +4,7 @@
 //! the new slivers. All or nothing; `geni_allocate = geni_many`, so later
 //! Allocates add slivers to the slice.
 
-use super::{Aggregate, expiry, manifest, report};
+use super::{Aggregate, expiry, manifest, report, select};
 use crate::core::types::{AllocationState, OperationalState, Principal, SliverInfo};
 use crate::geni::AmError;
 use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
@@ -114,12 +114,8 @@ impl Aggregate {
     ) -> Result<Allocation, AmError> {
         // Lock first, so that the checks below see every earlier allocation.
         components::lock_all(conn)?;
-        if let Some(slice) = slices::find(conn, slice_urn)?
-            && slice.shut_down
-        {
-            return Err(AmError::forbidden(format!(
-                "slice {slice_urn} was shut down by the operators; nothing can be allocated in it"
-            )));
+        if let Some(slice) = slices::find(conn, slice_urn)? {
+            select::require_not_shut_down(&slice, "nothing can be allocated in it")?;
         }
         let expires = expiry::allocation(now, &self.config.policy, principal.credential_expires)?;
         let existing = slivers::live_in_slice(conn, slice_urn)?;

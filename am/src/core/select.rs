@@ -35,13 +35,27 @@ impl Selection {
     /// Fails with FORBIDDEN when the slice was shut down.
     pub fn require_not_shut_down(&self) -> Result<(), AmError> {
         match &self.slice {
-            Some(slice) if slice.shut_down => Err(AmError::forbidden(format!(
-                "slice {} was shut down by the operators; it can no longer be changed",
-                slice.urn
-            ))),
-            _ => Ok(()),
+            Some(slice) => require_not_shut_down(slice, "it can no longer be changed"),
+            None => Ok(()),
         }
     }
+}
+
+/// Fails with FORBIDDEN, naming who shut the slice down and `consequence`,
+/// when `slice` was shut down.
+pub(super) fn require_not_shut_down(slice: &SliceRow, consequence: &str) -> Result<(), AmError> {
+    if !slice.shut_down {
+        return Ok(());
+    }
+    let by = slice
+        .shut_down_by
+        .as_deref()
+        .map(|urn| format!(" by {urn}"))
+        .unwrap_or_default();
+    Err(AmError::forbidden(format!(
+        "slice {} was shut down{by} (Shutdown); {consequence}",
+        slice.urn
+    )))
 }
 
 /// Resolves `selector` at `now` (expired slivers count as gone).

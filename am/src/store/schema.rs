@@ -6,6 +6,7 @@ diesel::table! {
         created_at -> BigInt,
         credential_expires -> BigInt,
         shut_down -> Bool,
+        shut_down_by -> Nullable<Text>,
     }
 }
 

@@ -19,6 +19,8 @@ pub struct SliceRow {
     pub credential_expires: i64,
     /// Set by Shutdown: experimenter actions are refused afterwards.
     pub shut_down: bool,
+    /// Who shut the slice down (the URN of Shutdown's caller), when known.
+    pub shut_down_by: Option<String>,
 }
 
 /// A stored request RSpec.
@@ -60,6 +62,7 @@ pub fn find_or_create(
         created_at: to_unix(&now),
         credential_expires: to_unix(&credential_expires),
         shut_down: false,
+        shut_down_by: None,
     };
     diesel::insert_into(slices::table)
         .values(&row)
@@ -80,10 +83,10 @@ pub fn lock(conn: &mut Conn, urn: &str) -> StoreResult<()> {
     Ok(())
 }
 
-/// Marks the slice shut down.
-pub fn shut_down(conn: &mut Conn, urn: &str) -> StoreResult<()> {
+/// Marks the slice shut down by `by` (who asked for it).
+pub fn shut_down(conn: &mut Conn, urn: &str, by: &str) -> StoreResult<()> {
     diesel::update(slices::table.find(urn))
-        .set(slices::shut_down.eq(true))
+        .set((slices::shut_down.eq(true), slices::shut_down_by.eq(by)))
         .execute(conn)?;
     Ok(())
 }

@@ -6,7 +6,7 @@
 
 use crate::core_support;
 use am::api::{Api, Endpoints};
-use am::core::Aggregate;
+use am::core::{Aggregate, AggregateConfig};
 use am::server::ApiVersion;
 use am::store::Store;
 use am::store::components::{ComponentRow, DiskImageSpec};
@@ -75,6 +75,11 @@ pub fn endpoints() -> Endpoints {
 impl World {
     /// A fresh aggregate with two 4-CPU hosts and a CA trusting itself.
     pub fn new() -> World {
+        World::with_config(core_support::config())
+    }
+
+    /// [`World::new`] with the aggregate configured as `config`.
+    pub fn with_config(config: AggregateConfig) -> World {
         let authority = Authority::root(AUTHORITY, "sa").unwrap();
         let alice = authority.user("alice").unwrap();
         let mut trust = TrustStore::new();
@@ -86,7 +91,7 @@ impl World {
         store
             .sync_components(&[host("h1"), host("h2")], Utc::now())
             .unwrap();
-        let aggregate = Aggregate::new(store, core_support::config()).unwrap();
+        let aggregate = Aggregate::new(store, config).unwrap();
         let api = Api::new(aggregate.clone(), Arc::clone(&trust), endpoints());
         World {
             api,

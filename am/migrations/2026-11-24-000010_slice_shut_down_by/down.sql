@@ -1,0 +1,1 @@
+ALTER TABLE slices DROP COLUMN shut_down_by;
