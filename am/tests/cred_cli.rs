@@ -14,20 +14,37 @@ fn corpus(relative: &str) -> PathBuf {
 const USER_CRED: &str = "credentials/ofelia-ocf__topdomain.nitos.pi.user.cred";
 const USER: &str = "urn:publicid:IDN+topdomain:nitos+user+pi";
 
+/// The certificate chain a credential's `<owner_gid>` holds (leaf first):
+/// what the owner's client presents over TLS.
+fn owner_chain(credential: &str) -> String {
+    let xml = std::fs::read_to_string(corpus(credential)).unwrap();
+    let start = xml.find("<owner_gid>").unwrap() + "<owner_gid>".len();
+    let end = xml.find("</owner_gid>").unwrap();
+    xml[start..end].to_owned()
+}
+
 /// Runs `geni-am cred verify` with the topdomain root trusted and the NITOS
-/// user as caller.
+/// user (with the chain its client presents) as caller.
 fn verify(extra: &[&str], credential: &str) -> Output {
+    verify_as(&owner_chain(USER_CRED), extra, credential)
+}
+
+/// Runs `geni-am cred verify` with the topdomain root trusted and the PEM
+/// chain `caller` as caller.
+fn verify_as(caller: &str, extra: &[&str], credential: &str) -> Output {
     let roots = tempfile::tempdir().unwrap();
     std::fs::copy(
         corpus("certs/sfa-gids/topdomain.gid"),
         roots.path().join("topdomain.gid"),
     )
     .unwrap();
+    let caller_file = roots.path().join("caller.pem.txt");
+    std::fs::write(&caller_file, caller).unwrap();
     Command::new(env!("CARGO_BIN_EXE_geni-am"))
         .args(["cred", "verify", "--roots"])
         .arg(roots.path())
         .arg("--caller")
-        .arg(corpus("certs/sfa-gids/jfed.gid"))
+        .arg(&caller_file)
         .args(extra)
         .arg(corpus(credential))
         .output()
@@ -70,10 +87,57 @@ fn a_real_user_credential_verifies_as_of_its_validity_and_prints_what_it_grants(
 fn the_same_credential_today_is_refused_as_expired_and_exits_1() {
     let output = verify(&[], USER_CRED);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.contains("refused (CREDENTIAL_EXPIRED)"), "{text}");
+    // The caller's own certificate expired too, and the server would refuse
+    // its TLS connection before reading any credential.
     assert!(
-        stdout(&output).contains("refused (CREDENTIAL_EXPIRED)"),
-        "{output:?}"
+        text.contains("caller.pem.txt: refused (CREDENTIAL_EXPIRED): the caller's certificate"),
+        "{text}"
     );
+}
+
+#[test]
+fn a_caller_whose_chain_does_not_reach_the_roots_is_refused_before_any_credential() {
+    let leaf_only = std::fs::read_to_string(corpus("certs/sfa-gids/jfed.gid")).unwrap();
+    let output = verify_as(&leaf_only, &["--at", "2013-06-01T00:00:00Z"], USER_CRED);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "refused (CREDENTIAL_SIGNER_UNTRUSTED): the caller's certificate is not trusted"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("verified"), "{text}");
+}
+
+#[test]
+fn a_caller_not_yet_valid_is_refused() {
+    let output = verify(&["--at", "2001-01-01T00:00:00Z"], USER_CRED);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("caller.pem.txt: refused (CREDENTIAL_INVALID)")
+            && text.contains("is not valid before"),
+        "{text}"
+    );
+}
+
+#[test]
+fn speaking_for_without_a_speaks_for_credential_is_refused() {
+    let output = verify(
+        &[
+            "--at",
+            "2013-06-01T00:00:00Z",
+            "--speaking-for",
+            "urn:publicid:IDN+topdomain+user+someone",
+        ],
+        USER_CRED,
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.contains("speaks-for refused"), "{text}");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 use credentials::devca::{Authority, Identity};
 use credentials::privilege::Privilege;
-use credentials::sign::{Algorithms, CredentialSpec, issue};
+use credentials::sign::{Algorithms, CredentialSpec, issue, speaks_for};
 use std::path::{Path, PathBuf};
 
 /// The development authority of an aggregate directory and its user alice.
@@ -33,6 +33,43 @@ impl DevAuthority {
         let slice = self.ca.slice(name).expect("slice certificate");
         let xml = sign(&self.ca, &self.alice, &slice.chain(), expires);
         (slice.urn().to_string(), xml)
+    }
+
+    /// Writes into `dir` (as `<stem>-cert.pem`, `<stem>-key.pem`) a tool
+    /// certificate of this authority, and returns the paths with alice's
+    /// speaks-for statement letting the tool speak for her for a day.
+    pub fn speaking_tool(&self, dir: &Path, stem: &str) -> (PathBuf, PathBuf, String) {
+        let tool = self.ca.tool(stem).expect("tool certificate");
+        let (cert, key) = tool.write_pem(dir, stem).expect("tool written");
+        let statement = speaks_for(
+            &self.alice.signing_key(),
+            tool.cert(),
+            Utc::now() + Duration::days(1),
+            Algorithms::default(),
+        )
+        .expect("speaks-for statement signed");
+        (cert, key, statement)
+    }
+
+    /// Writes into `dir` a user certificate of this authority valid only
+    /// between `not_before` and `not_after`; its certificate and key paths.
+    pub fn user_valid(
+        &self,
+        dir: &Path,
+        name: &str,
+        not_before: DateTime<Utc>,
+        not_after: DateTime<Utc>,
+    ) -> (PathBuf, PathBuf) {
+        let spec = self
+            .ca
+            .spec_for("user", name)
+            .expect("user spec")
+            .valid(not_before, not_after);
+        self.ca
+            .issue(spec)
+            .expect("user certificate")
+            .write_pem(dir, name)
+            .expect("user written")
     }
 
     /// Alice's user credential (over herself), valid for a week.

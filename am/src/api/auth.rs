@@ -12,7 +12,7 @@ use crate::xmlrpc::{Value, as_str, member};
 use chrono::{DateTime, Utc};
 use credentials::privilege::{CredentialTarget, Requirement};
 use credentials::refusal::RefusalKind;
-use credentials::sfa::{self, wire, wire::CredentialKind};
+use credentials::sfa::{self, VerifiedCredential, wire, wire::CredentialKind};
 use credentials::speaksfor;
 use credentials::trust::{TrustStore, VerifiedChain};
 use credentials::urn::Urn;
@@ -63,6 +63,20 @@ impl Presented {
                 }
             },
         };
+        self.file(position, kind, xml);
+    }
+
+    /// The credentials of a call given as bare documents (as files are).
+    pub fn from_documents<'a>(documents: impl IntoIterator<Item = &'a str>) -> Presented {
+        let mut presented = Presented::default();
+        for (i, xml) in documents.into_iter().enumerate() {
+            presented.file(i + 1, wire::classify_bare(xml), xml);
+        }
+        presented
+    }
+
+    /// Files one document of `kind` (`None`: not accepted here).
+    fn file(&mut self, position: usize, kind: Option<CredentialKind>, xml: &str) {
         match kind {
             Some(CredentialKind::Sfa) => self.sfa.push(xml.to_owned()),
             Some(CredentialKind::Abac) => self.abac.push(xml.to_owned()),
@@ -106,6 +120,50 @@ pub struct Check<'a> {
     pub anonymous_allowed: bool,
 }
 
+/// Who a call acts for: the TLS client, or the user it speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActingCaller {
+    /// The URN credentials must be owned by (the user spoken for, or the client).
+    pub effective: Urn,
+    /// The client's own URN when it speaks for someone else.
+    pub speaking_for: Option<String>,
+}
+
+/// Resolves who a call by the TLS client `caller` acts for: itself, or the
+/// user named by `speaking_for` (`geni_speaking_for`) when one of the `abac`
+/// speaks-for credentials says the client may speak for them at `at`.
+pub fn acting_caller(
+    trust: &TrustStore,
+    caller: &VerifiedChain,
+    abac: &[String],
+    speaking_for: Option<&str>,
+    method: &str,
+    at: DateTime<Utc>,
+) -> Result<ActingCaller, AmError> {
+    let tool = caller.leaf_urn().ok_or_else(|| {
+        refused(
+            RefusalKind::CredentialMismatch,
+            "the client certificate has no URN",
+        )
+    })?;
+    let Some(text) = speaking_for else {
+        return Ok(ActingCaller {
+            effective: tool.clone(),
+            speaking_for: None,
+        });
+    };
+    let user = Urn::parse(text.trim())
+        .map_err(|e| bad_argument(method, format!("geni_speaking_for {text:?}: {e}")))?;
+    let abac: Vec<&[u8]> = abac.iter().map(|x| x.as_bytes()).collect();
+    let effective =
+        speaksfor::effective_caller(caller.certificates(), Some(&user), &abac, trust, at)
+            .map_err(|e| refused(e.kind(), format!("{method}: speaks-for refused: {e}")))?;
+    Ok(ActingCaller {
+        effective,
+        speaking_for: Some(tool.to_string()),
+    })
+}
+
 /// Checks `presented` for a call by the TLS client `caller`.
 pub fn authorize(
     trust: &TrustStore,
@@ -113,35 +171,17 @@ pub fn authorize(
     presented: &Presented,
     check: &Check<'_>,
 ) -> Result<Principal, AmError> {
-    let tool = caller.leaf_urn().ok_or_else(|| {
-        refused(
-            RefusalKind::CredentialMismatch,
-            "the client certificate has no URN",
-        )
-    })?;
-    let (effective, speaking_for) = match check.speaking_for {
-        None => (tool.clone(), None),
-        Some(text) => {
-            let user = Urn::parse(text.trim()).map_err(|e| {
-                bad_argument(check.method, format!("geni_speaking_for {text:?}: {e}"))
-            })?;
-            let abac: Vec<&[u8]> = presented.abac.iter().map(|x| x.as_bytes()).collect();
-            let user = speaksfor::effective_caller(
-                caller.certificates(),
-                Some(&user),
-                &abac,
-                trust,
-                check.at,
-            )
-            .map_err(|e| {
-                refused(
-                    e.kind(),
-                    format!("{}: speaks-for refused: {e}", check.method),
-                )
-            })?;
-            (user, Some(tool.to_string()))
-        }
-    };
+    let ActingCaller {
+        effective,
+        speaking_for,
+    } = acting_caller(
+        trust,
+        caller,
+        &presented.abac,
+        check.speaking_for,
+        check.method,
+        check.at,
+    )?;
     let principal = |slice_urn: Option<String>, expires| Principal {
         caller_urn: effective.to_string(),
         speaking_for: speaking_for.clone(),
@@ -177,6 +217,35 @@ pub fn authorize(
         operation: check.requirement.operation,
         at: check.at,
     };
+    let credential = first_granting(trust, presented, &request).map_err(|(kind, failures)| {
+        refused(
+            kind,
+            format!(
+                "{}: no credential authorises {} for {}: {}",
+                check.method,
+                check
+                    .requirement
+                    .operation
+                    .map_or_else(|| "the call".to_owned(), |o| format!("operation {o}")),
+                effective,
+                summarize(&failures)
+            ),
+        )
+    })?;
+    let slice = (check.requirement.target == CredentialTarget::Slice)
+        .then(|| credential.target.to_string());
+    Ok(principal(slice, credential.expires))
+}
+
+/// The first of the presented SFA credentials that grants `request`, or
+/// the refusal: the kind of the last failure (FORBIDDEN when nothing at all
+/// was presented, CREDENTIAL_INVALID when only unusable entries were) and
+/// every failure, in order.
+pub fn first_granting(
+    trust: &TrustStore,
+    presented: &Presented,
+    request: &sfa::Request<'_>,
+) -> Result<VerifiedCredential, (RefusalKind, Vec<String>)> {
     let mut failures = presented.ignored.clone();
     let mut last = if presented.ignored.is_empty() {
         RefusalKind::Forbidden
@@ -184,12 +253,8 @@ pub fn authorize(
         RefusalKind::CredentialInvalid
     };
     for (i, xml) in presented.sfa.iter().enumerate() {
-        match sfa::verify(xml.as_bytes(), trust, &request) {
-            Ok(credential) => {
-                let slice = (check.requirement.target == CredentialTarget::Slice)
-                    .then(|| credential.target.to_string());
-                return Ok(principal(slice, credential.expires));
-            }
+        match sfa::verify(xml.as_bytes(), trust, request) {
+            Ok(credential) => return Ok(credential),
             Err(e) => {
                 last = e.kind();
                 failures.push(format!("SFA credential {}: {e}", i + 1));
@@ -199,19 +264,7 @@ pub fn authorize(
     if failures.is_empty() {
         failures.push("no SFA credential was presented".into());
     }
-    Err(refused(
-        last,
-        format!(
-            "{}: no credential authorises {} for {}: {}",
-            check.method,
-            check
-                .requirement
-                .operation
-                .map_or_else(|| "the call".to_owned(), |o| format!("operation {o}")),
-            effective,
-            summarize(&failures)
-        ),
-    ))
+    Err((last, failures))
 }
 
 /// How many refused credentials a message names before it only counts.
