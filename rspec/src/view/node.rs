@@ -214,6 +214,15 @@ impl<'a> NodeMut<'a> {
         }
     }
 
+    /// Appends `<sliver_type name=…>` when the node has no sliver type
+    /// (the aggregate chose it); a requested one is kept as it is.
+    pub fn add_sliver_type_if_missing(&mut self, name: &str) {
+        if self.as_view().sliver_type().is_none() {
+            let sliver_type = append_core(self.doc, self.id, "sliver_type");
+            self.doc.set_attribute(sliver_type, "name", name);
+        }
+    }
+
     /// The node's `<services>`, appended when it has none.
     pub fn services_mut(&mut self) -> ServicesMut<'_> {
         let id = super::child_or_append(self.doc, self.id, "services");
