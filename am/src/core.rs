@@ -73,7 +73,7 @@ impl Default for SshAccess {
     }
 }
 
-/// The aggregate's limits.
+/// The aggregate's limits and defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     /// How long an Allocate reservation lasts before Provision.
@@ -84,17 +84,21 @@ pub struct Policy {
     pub max_lease: TimeDelta,
     /// Most live slivers one slice may hold here.
     pub max_slivers_per_slice: usize,
+    /// The sliver type of a requested node that names none; `None`: the
+    /// first one advertised.
+    pub default_sliver_type: Option<String>,
 }
 
 impl Default for Policy {
     /// 10-minute allocations, 7-day default and 30-day maximum leases,
-    /// 100 slivers per slice.
+    /// 100 slivers per slice, the first advertised sliver type by default.
     fn default() -> Self {
         Self {
             allocation_timeout: TimeDelta::minutes(10),
             default_lease: TimeDelta::days(7),
             max_lease: TimeDelta::days(30),
             max_slivers_per_slice: 100,
+            default_sliver_type: None,
         }
     }
 }
