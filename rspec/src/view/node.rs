@@ -34,7 +34,8 @@ impl<'a> Node<'a> {
         children_named(doc, self.id, "sliver_type").map(move |id| SliverType::new(doc, id))
     }
 
-    /// The first `<sliver_type>` (requests carry exactly one).
+    /// The first `<sliver_type>` (a request names at most one per node of
+    /// this aggregate, or none to get its default).
     pub fn sliver_type(&self) -> Option<SliverType<'a>> {
         self.sliver_types().next()
     }
