@@ -16,6 +16,7 @@
 
 use crate::tree::NodeId;
 use crate::view::{InterfaceRef, Link, Node, RSpec};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 /// The request elements one component manager is responsible for.
@@ -56,24 +57,20 @@ impl Ownership {
     /// `rspec` declares, with the `client_id` of their link, in document
     /// order.
     pub fn unknown_ends<'a>(&self, rspec: &RSpec<'a>) -> Vec<(Link<'a>, InterfaceRef<'a>)> {
-        let declared: HashSet<String> = rspec
+        let declared: HashSet<Cow<'a, str>> = rspec
             .nodes()
-            .flat_map(|n| n.interfaces().collect::<Vec<_>>())
-            .filter_map(|i| i.client_id().map(|c| c.into_owned()))
+            .flat_map(|n| n.interfaces())
+            .filter_map(|i| i.client_id())
             .collect();
-        rspec
-            .links()
-            .filter(|l| self.links.contains(&l.id()))
-            .flat_map(|link| {
-                link.interface_refs()
-                    .filter(|r| {
-                        r.client_id()
-                            .is_some_and(|c| !declared.contains(c.as_ref()))
-                    })
-                    .map(move |r| (link, r))
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+        let mut unknown = Vec::new();
+        for link in rspec.links().filter(|l| self.links.contains(&l.id())) {
+            for end in link.interface_refs() {
+                if end.client_id().is_some_and(|c| !declared.contains(&c)) {
+                    unknown.push((link, end));
+                }
+            }
+        }
+        unknown
     }
 }
 
