@@ -5,7 +5,7 @@
 //! file's directory.
 //!
 //! Sections: `[server]` (listening, TLS files, trust roots, limits),
-//! `[aggregate]` (identity and lease policy), `[store]` (SQLite file or
+//! `[aggregate]` (identity, lease policy, the default sliver type), `[store]` (SQLite file or
 //! PostgreSQL URL), `[backend]` (`kind`, the `[backend.sim]` simulated
 //! cloud and the `[backend.opennebula]` driver), `[jobs]` (background
 //! workers, owned by `jobs::config`), `[logins]` (the SSH port of the VMs
@@ -143,6 +143,10 @@ pub struct AggregateConfig {
     /// (otherwise they are refused with FORBIDDEN).
     #[serde(default)]
     pub public_advertisement: bool,
+    /// The sliver type a requested node without `<sliver_type>` gets; one
+    /// of the backend's sliver types. Unset: the first one advertised.
+    #[serde(default)]
+    pub default_sliver_type: Option<String>,
 }
 
 /// The `[store]` section.
@@ -310,8 +314,28 @@ impl AggregateConfig {
                 max_lease: seconds(self.max_lease_secs),
                 max_slivers_per_slice: self.max_slivers_per_slice as usize,
                 public_advertisement: self.public_advertisement,
+                default_sliver_type: self.default_sliver_type.clone(),
             },
             ssh: crate::core::SshAccess::default(),
+        }
+    }
+}
+
+impl BackendConfig {
+    /// The names of the sliver types the configured backend offers, in
+    /// the order they are configured (none when its section is missing).
+    pub fn sliver_type_names(&self) -> Vec<&str> {
+        match self.kind {
+            BackendKind::Sim => self
+                .sim
+                .iter()
+                .flat_map(|sim| sim.sliver_types.iter().map(|t| t.name.as_str()))
+                .collect(),
+            BackendKind::OpenNebula => self
+                .opennebula
+                .iter()
+                .flat_map(|one| one.sliver_types.iter().map(|t| t.name.as_str()))
+                .collect(),
         }
     }
 }

@@ -73,7 +73,7 @@ impl Default for SshAccess {
     }
 }
 
-/// The aggregate's limits.
+/// The aggregate's limits and defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     /// How long an Allocate reservation lasts before Provision.
@@ -86,11 +86,15 @@ pub struct Policy {
     pub max_slivers_per_slice: usize,
     /// Whether ListResources answers callers who present no credential.
     pub public_advertisement: bool,
+    /// The sliver type of a requested node that names none; `None`: the
+    /// first one advertised.
+    pub default_sliver_type: Option<String>,
 }
 
 impl Default for Policy {
     /// 10-minute allocations, 7-day default and 30-day maximum leases,
-    /// 100 slivers per slice, an advertisement only for credential holders.
+    /// 100 slivers per slice, the first advertised sliver type by default,
+    /// an advertisement only for credential holders.
     fn default() -> Self {
         Self {
             allocation_timeout: TimeDelta::minutes(10),
@@ -98,6 +102,7 @@ impl Default for Policy {
             max_lease: TimeDelta::days(30),
             max_slivers_per_slice: 100,
             public_advertisement: false,
+            default_sliver_type: None,
         }
     }
 }

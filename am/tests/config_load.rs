@@ -167,7 +167,38 @@ const MISTAKES: &[(&str, &str, &[&str])] = &[
         "[server]\nbody_limit = 0",
         &["server.body_limit", "at least 1"],
     ),
+    (
+        "[aggregate]",
+        "[aggregate]\ndefault_sliver_type = \"huge-vm\"",
+        &[
+            "aggregate.default_sliver_type",
+            "`huge-vm` is not an advertised sliver type",
+            "default-vm",
+        ],
+    ),
 ];
+
+#[test]
+fn an_advertised_default_sliver_type_reaches_the_core() {
+    let (dir, text) = dev_dir();
+    let unset = load(dir.path(), &text).unwrap();
+    assert_eq!(unset.aggregate.to_core().policy.default_sliver_type, None);
+    let edited = text.replacen(
+        "[aggregate]",
+        "[aggregate]\ndefault_sliver_type = \"default-vm\"",
+        1,
+    );
+    let config = load(dir.path(), &edited).unwrap();
+    assert_eq!(
+        config
+            .aggregate
+            .to_core()
+            .policy
+            .default_sliver_type
+            .as_deref(),
+        Some("default-vm")
+    );
+}
 
 #[test]
 fn every_mistake_is_refused_naming_file_and_key() {

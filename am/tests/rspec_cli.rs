@@ -66,3 +66,26 @@ fn every_file_is_reported_and_an_unreadable_one_exits_2() {
         "{errors}"
     );
 }
+
+#[test]
+fn requests_and_manifests_the_official_schemas_accept_are_valid() {
+    let requests = [
+        "rspec/request/geni-tools__amapi2-request.xml",
+        "rspec/request/felix__request.ro.xml",
+        "rspec/request/geni-tools__stitcherTestFiles_scs-expanded-request-rspec.xml",
+    ]
+    .map(corpus);
+    let manifests =
+        ["rspec/manifest/geni-tools__stitcherTestFiles_ahtest-manifest-rspec-utah-geniracks-net-protogeniv2.xml"]
+            .map(corpus);
+    for (kind, files) in [("request", &requests[..]), ("manifest", &manifests[..])] {
+        let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let output = validate(&["--as", kind], &paths);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let expected: String = files
+            .iter()
+            .map(|f| format!("{}: valid\n", f.display()))
+            .collect();
+        assert_eq!(stdout(&output), expected);
+    }
+}

@@ -5,8 +5,8 @@
 //! becomes `type="manifest"`, `xsi:schemaLocation` points at `manifest.xsd`
 //! instead of `request.xsd`, and the nodes, interfaces and links this AM is
 //! responsible for (see [`ownership`]) get the GENI attributes and elements
-//! the AM knows (`sliver_id`, `component_id`, `component_manager_id`,
-//! `mac_address`, `<ip>`, `<host>`, `<services><login>`, the ssh-user and
+//! the AM knows (`sliver_id`, `component_id`, `component_manager_id`, the
+//! `<sliver_type>` it chose for a node that named none, `mac_address`, `<ip>`, `<host>`, `<services><login>`, the ssh-user and
 //! proxy extensions). Everything else — unknown elements and attributes with
 //! their namespace declarations, comments, the nodes and links of other
 //! component managers — is written back exactly as it was read.
@@ -229,6 +229,9 @@ fn annotate_node(doc: &mut Document, id: NodeId, cm: &str, annotations: &Annotat
     let client_id = node.as_view().client_id().map(|c| c.into_owned());
     if let Some(a) = client_id.as_deref().and_then(|c| annotations.nodes.get(c)) {
         node.set_sliver_id(&a.sliver_id);
+        if let Some(value) = &a.sliver_type {
+            node.add_sliver_type_if_missing(value);
+        }
         if let Some(value) = &a.component_id {
             node.set_component_id(value);
         }

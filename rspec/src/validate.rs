@@ -10,9 +10,11 @@
 //! 3. XSD validation with the embedded, precompiled [`SchemaSet`]: unknown
 //!    extension namespaces are accepted unchecked, the extensions the
 //!    project knows (stitching, ssh-user, opstate, jFed proxy) are checked;
-//! 4. for requests, the rules of [`semantic`](self) the schemas cannot
-//!    express (unique `client_id`s, link endpoints that exist, one
-//!    `sliver_type` per node), on the lossless [`tree`](crate::tree).
+//! 4. for requests, the one rule of [`semantic`](self) the schemas cannot
+//!    express and without which no aggregate can serve a request (unique
+//!    `client_id`s), on the lossless [`tree`](crate::tree). What only the
+//!    serving aggregate can judge (the ends of its own links, the sliver
+//!    type of its own nodes) it checks itself.
 //!
 //! Before any of this, the tree parse enforces the [`Limits`] (size, depth,
 //! attributes, nodes), so libxml2 only ever sees bounded documents.
@@ -382,11 +384,21 @@ mod tests {
 
     #[test]
     fn semantic_problems_follow_schema_problems() {
-        let doc = REQUEST.replace("<sliver_type name=\"default-vm\"/>", "");
+        let doc = REQUEST.replace("</node>", "</node>\n  <node client_id=\"a\" bogus=\"1\"/>");
         let issues = refuse(&doc, Limits::default());
-        assert_eq!(issues.len(), 1);
-        assert_eq!(issues[0].kind, IssueKind::Semantic);
-        assert!(issues[0].message.contains("no sliver_type"));
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        assert_eq!((issues[0].kind, issues[0].line), (IssueKind::Schema, 4));
+        assert_eq!((issues[1].kind, issues[1].line), (IssueKind::Semantic, 4));
+        assert!(issues[1].message.contains("client_id 'a' is already used"));
+    }
+
+    #[test]
+    fn a_node_without_sliver_type_is_a_valid_request() {
+        let doc = REQUEST.replace("<sliver_type name=\"default-vm\"/>", "");
+        let found = Validator::new()
+            .unwrap()
+            .validate_as(doc.as_bytes(), RspecKind::Request);
+        assert_eq!(found.map(|v| v.kind), Ok(RspecKind::Request));
     }
 
     #[test]

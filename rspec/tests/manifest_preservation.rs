@@ -133,6 +133,7 @@ fn real_annotations(request: &Document, cm: &str) -> Annotations {
                     .is_none()
                     .then(|| format!("urn:publicid:IDN+views.test.example+node+host{index}")),
                 component_name: None,
+                sliver_type: None,
                 exclusive: node.exclusive_attr().is_none().then_some(false),
                 hostname: Some(host.clone()),
                 logins: vec![

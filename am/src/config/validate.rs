@@ -36,6 +36,7 @@ impl Config {
         self.validate_aggregate()?;
         self.validate_store()?;
         self.validate_backend()?;
+        self.validate_default_sliver_type()?;
         self.validate_logins()?;
         self.jobs
             .validate()
@@ -103,6 +104,25 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// The default sliver type must be one the backend offers (checked
+    /// after the backend, whose sliver types it names).
+    fn validate_default_sliver_type(&self) -> Result<(), Problem> {
+        let Some(name) = &self.aggregate.default_sliver_type else {
+            return Ok(());
+        };
+        let offered = self.backend.sliver_type_names();
+        if offered.contains(&name.as_str()) {
+            return Ok(());
+        }
+        Err(problem(
+            "aggregate.default_sliver_type",
+            format!(
+                "`{name}` is not an advertised sliver type; name one of the backend's sliver_types ({}) or leave the key out to use the first",
+                offered.join(", ")
+            ),
+        ))
     }
 
     fn validate_store(&self) -> Result<(), Problem> {

@@ -62,7 +62,9 @@ impl Aggregate {
     }
 
     /// Validates `rspec` as a request (schema and semantic checks) and
-    /// collects the nodes this aggregate owns.
+    /// collects the nodes this aggregate owns, refusing what it cannot
+    /// serve: an end of its own links that no node declares, a node of its
+    /// own with several sliver types.
     pub(super) fn parse_request(&self, rspec: &str) -> Result<ParsedRequest, AmError> {
         if rspec.trim().is_empty() {
             return Err(AmError::bad_args(
@@ -86,6 +88,14 @@ impl Aggregate {
             .map_err(|e| AmError::bad_args(format!("invalid RSpec: {e}")))?;
         let root = RSpec::new(&doc).map_err(|e| AmError::bad_args(e.to_string()))?;
         let owned = Ownership::of(&root, &self.config.cm_urn);
+        if let Some((link, end)) = owned.unknown_ends(&root).first() {
+            return Err(AmError::bad_args(format!(
+                "line {}: link `{}` of this aggregate names interface `{}`, which no node of this request declares; this aggregate cannot connect an end it does not know: declare the interface on a node or remove it from the link",
+                end.line(),
+                link.client_id().unwrap_or_default(),
+                end.client_id().unwrap_or_default()
+            )));
+        }
         let nodes = owned
             .nodes
             .iter()
@@ -142,7 +152,8 @@ impl Aggregate {
         let request_id = slices::insert_request(conn, slice_urn, &request.text, now)?;
         let mut rows = Vec::with_capacity(request.nodes.len());
         for node in &request.nodes {
-            let (component, spec) = place(&inventory, &mut usage, node)?;
+            let default_type = self.config.policy.default_sliver_type.as_deref();
+            let (component, spec) = place(&inventory, &mut usage, node, default_type)?;
             let row = SliverRow {
                 urn: self.new_sliver_urn(),
                 slice_urn: slice_urn.to_owned(),
@@ -190,6 +201,12 @@ fn node_request(node: &Node<'_>) -> Result<NodeRequest, AmError> {
         .map(|c| c.into_owned())
         .ok_or_else(|| AmError::bad_args(format!("line {line}: <node> has no client_id")))?;
     let sliver_type = node.sliver_type();
+    let types = node.sliver_types().count();
+    if types > 1 {
+        return Err(AmError::bad_args(format!(
+            "line {line}: node `{client_id}` has {types} sliver_type elements; this aggregate runs each node as one VM of one type: keep one, or none for the aggregate's default"
+        )));
+    }
     Ok(NodeRequest {
         client_id,
         component_id: node.component_id().map(|c| c.into_owned()),
@@ -209,19 +226,26 @@ fn node_request(node: &Node<'_>) -> Result<NodeRequest, AmError> {
 
 /// Chooses a component for `node` (its bound one, or the one with the
 /// most free CPUs that offers its sliver type) and reserves the sliver's
-/// resources in `usage`.
+/// resources in `usage`. A node that names no sliver type gets
+/// `default_type`, or else the first one advertised.
 fn place<'i>(
     inventory: &'i [ComponentRow],
     usage: &mut HashMap<String, Usage>,
     node: &NodeRequest,
+    default_type: Option<&str>,
 ) -> Result<(&'i ComponentRow, &'i SliverTypeSpec), AmError> {
-    let type_name = match &node.sliver_type {
-        Some(name) => name.clone(),
+    let type_name = match node.sliver_type.as_deref().or(default_type) {
+        Some(name) => name.to_owned(),
         None => inventory
             .iter()
             .find_map(|c| c.details.sliver_types.first())
             .map(|s| s.name.clone())
             .ok_or_else(|| AmError::insufficient_nodes("this aggregate has no components"))?,
+    };
+    let asks = if node.sliver_type.is_some() {
+        "asks for"
+    } else {
+        "gets the default"
     };
     let candidates: Vec<&ComponentRow> = match &node.component_id {
         Some(wanted) => vec![
@@ -243,7 +267,7 @@ fn place<'i>(
         .collect();
     if offering.is_empty() {
         return Err(AmError::bad_args(format!(
-            "line {}: node `{}` asks for sliver type `{type_name}`, which is not offered{}; offered: {}",
+            "line {}: node `{}` {asks} sliver type `{type_name}`, which is not offered{}; offered: {}",
             node.line,
             node.client_id,
             node.component_id

@@ -1,8 +1,9 @@
 //! Manifests of slivers: each stored request document, pruned to the
 //! selected slivers' nodes and annotated with what the AM knows (sliver
-//! URN, component, hostname, addresses, logins, users' keys) through
-//! `rspec::manifest`, then merged into one document when the slivers came
-//! from several Allocates.
+//! URN, the sliver type chosen for a node that named none, component,
+//! hostname, addresses, logins, users' keys) through `rspec::manifest`,
+//! then merged into one document when the slivers came from several
+//! Allocates.
 
 use super::links::{interface_sliver_urn, link_sliver_urn};
 use super::merge;
@@ -127,6 +128,7 @@ fn annotate(
         let provisioned = row.allocation()? == AllocationState::Provisioned;
         let mut node = NodeAnnotation {
             sliver_id: row.urn.clone(),
+            sliver_type: Some(row.sliver_type.clone()),
             component_id: Some(row.component_id.clone()),
             component_name: names.get(&row.component_id).cloned(),
             exclusive: Some(row.exclusive),

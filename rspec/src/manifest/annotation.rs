@@ -20,6 +20,9 @@ pub struct Annotations {
 pub struct NodeAnnotation {
     /// The sliver URN; the same string as `geni_sliver_urn` in the API reply.
     pub sliver_id: String,
+    /// The sliver type the node got; written as `<sliver_type>` when the
+    /// request left the choice to the aggregate.
+    pub sliver_type: Option<String>,
     /// The component the node was placed on.
     pub component_id: Option<String>,
     /// That component's short name.

@@ -9,10 +9,15 @@
 //!   an interface of ours (AMAPI.md §9).
 //!
 //! URNs are compared ignoring ASCII case, as GENI compares authorities.
+//!
+//! An end point of one of our links that names an interface no node of the
+//! request declares is one this AM cannot connect ([`Ownership::unknown_ends`]);
+//! the same end on another CM's link is that CM's concern.
 
 use crate::tree::NodeId;
-use crate::view::{Link, Node, RSpec};
-use std::collections::BTreeMap;
+use crate::view::{InterfaceRef, Link, Node, RSpec};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
 
 /// The request elements one component manager is responsible for.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +51,26 @@ impl Ownership {
             .map(|l| l.id())
             .collect();
         owned
+    }
+
+    /// The `interface_ref`s of our links that name an interface no node of
+    /// `rspec` declares, with the `client_id` of their link, in document
+    /// order.
+    pub fn unknown_ends<'a>(&self, rspec: &RSpec<'a>) -> Vec<(Link<'a>, InterfaceRef<'a>)> {
+        let declared: HashSet<Cow<'a, str>> = rspec
+            .nodes()
+            .flat_map(|n| n.interfaces())
+            .filter_map(|i| i.client_id())
+            .collect();
+        let mut unknown = Vec::new();
+        for link in rspec.links().filter(|l| self.links.contains(&l.id())) {
+            for end in link.interface_refs() {
+                if end.client_id().is_some_and(|c| !declared.contains(&c)) {
+                    unknown.push((link, end));
+                }
+            }
+        }
+        unknown
     }
 }
 

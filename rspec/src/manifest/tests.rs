@@ -141,3 +141,60 @@ fn ssh_user_prefix_is_declared_once_on_the_root() {
         "{text}"
     );
 }
+
+#[test]
+fn the_chosen_sliver_type_is_written_only_where_the_request_named_none() {
+    let doc = request(
+        "<node client_id=\"free\"/>\n<node client_id=\"asked\"><sliver_type name=\"big\"/></node>",
+    );
+    let mut annotations = Annotations::default();
+    for client_id in ["free", "asked"] {
+        let mut node = node_annotation(&format!("urn:publicid:IDN+a.example+sliver+{client_id}"));
+        node.sliver_type = Some("small".into());
+        annotations.nodes.insert(client_id.into(), node);
+    }
+    let manifest = build(&doc, CM, &annotations).unwrap();
+    let rspec = RSpec::new(&manifest).unwrap();
+    let names = |client_id: &str| -> Vec<String> {
+        rspec
+            .node(client_id)
+            .unwrap()
+            .sliver_types()
+            .filter_map(|t| t.name().map(|n| n.into_owned()))
+            .collect()
+    };
+    assert_eq!(names("free"), ["small"]);
+    assert_eq!(names("asked"), ["big"]);
+    let validator = crate::validate::Validator::new().unwrap();
+    let checked = validator.validate_as(&manifest.to_bytes(), RspecKind::Manifest);
+    assert!(checked.is_ok(), "{checked:?}");
+}
+
+#[test]
+fn only_our_links_report_ends_that_no_node_declares() {
+    let doc = request(&format!(
+        "<node client_id=\"a\"><interface client_id=\"a:0\"/></node>\n\
+         <link client_id=\"mine\"><interface_ref client_id=\"a:0\"/><interface_ref client_id=\"gone\"/></link>\n\
+         <link client_id=\"named\"><component_manager name=\"{CM}\"/><interface_ref client_id=\"far\"/></link>\n\
+         <link client_id=\"theirs\"><component_manager name=\"{OTHER}\"/><interface_ref client_id=\"stp1\"/></link>"
+    ));
+    let rspec = RSpec::new(&doc).unwrap();
+    let ends: Vec<(String, String, u32)> = Ownership::of(&rspec, CM)
+        .unknown_ends(&rspec)
+        .into_iter()
+        .map(|(link, end)| {
+            (
+                link.client_id().unwrap().into_owned(),
+                end.client_id().unwrap().into_owned(),
+                end.line(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("mine".to_owned(), "gone".to_owned(), 3),
+            ("named".to_owned(), "far".to_owned(), 4)
+        ]
+    );
+}

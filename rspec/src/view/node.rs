@@ -34,7 +34,8 @@ impl<'a> Node<'a> {
         children_named(doc, self.id, "sliver_type").map(move |id| SliverType::new(doc, id))
     }
 
-    /// The first `<sliver_type>` (requests carry exactly one).
+    /// The first `<sliver_type>` (a request names at most one per node of
+    /// this aggregate, or none to get its default).
     pub fn sliver_type(&self) -> Option<SliverType<'a>> {
         self.sliver_types().next()
     }
@@ -211,6 +212,15 @@ impl<'a> NodeMut<'a> {
         if !self.as_view().hosts().any(|h| h == name) {
             let host = append_core(self.doc, self.id, "host");
             self.doc.set_attribute(host, "name", name);
+        }
+    }
+
+    /// Appends `<sliver_type name=…>` when the node has no sliver type
+    /// (the aggregate chose it); a requested one is kept as it is.
+    pub fn add_sliver_type_if_missing(&mut self, name: &str) {
+        if self.as_view().sliver_type().is_none() {
+            let sliver_type = append_core(self.doc, self.id, "sliver_type");
+            self.doc.set_attribute(sliver_type, "name", name);
         }
     }
 
