@@ -50,6 +50,8 @@ diesel::table! {
         error -> Text,
         annotations -> Text,
         created_at -> BigInt,
+        version -> BigInt,
+        deleted_at -> Nullable<BigInt>,
     }
 }
 
