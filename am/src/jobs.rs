@@ -92,13 +92,15 @@ impl Drop for JobsHandle {
 }
 
 /// Starts the workers, the poller, the reaper, the reconciler and the
-/// inventory refresh on `store` and `backend`. Fails only if the operating system refuses a
-/// thread.
+/// inventory refresh on `store` and `backend`, after ending the leases
+/// that `config.instance_id` still holds from an earlier run (see
+/// [`Store::reclaim_leases`]). Fails if the store cannot be written or
+/// the operating system refuses a thread.
 pub fn start(
     store: Store,
     backend: Arc<dyn Compute>,
     config: JobsConfig,
-) -> std::io::Result<JobsHandle> {
+) -> Result<JobsHandle, LaunchError> {
     let context = Arc::new(Context {
         store,
         backend,
@@ -110,7 +112,18 @@ pub fn start(
         signal: Arc::default(),
         threads: Vec::new(),
     };
-    let owner = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple());
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let instance = match context.config.instance_id.as_str() {
+        "" => format!("{}-{run}", std::process::id()),
+        named => named.to_owned(),
+    };
+    let reclaimed = context
+        .store
+        .reclaim_leases(&instance, &run, chrono::Utc::now())?;
+    if reclaimed > 0 {
+        tracing::info!(%instance, reclaimed, "claiming again the jobs an earlier run of this instance left");
+    }
+    let owner = format!("{instance}/{run}");
     let mut loops: Vec<(String, LoopFn)> = (0..context.config.workers)
         .map(|i| {
             let name = format!("{owner}-w{i}");
