@@ -4,7 +4,8 @@
 //! state they wait for, the expiry reaper (expired slivers are deleted to
 //! the second), the reconciler (VMs no live sliver owns are destroyed;
 //! slivers whose VM vanished fail), and the inventory refresh (the
-//! components, and so the advertisement, follow the cloud's hosts).
+//! components, and so the advertisement, follow the cloud's hosts), and
+//! the purger (the store forgets what its retention lets go).
 //! Requests never wait for any of it: they read the state these threads
 //! write to the store.
 
@@ -15,12 +16,14 @@ mod launch;
 mod networks;
 mod observe;
 mod poller;
+mod purger;
 mod reaper;
 mod reconciler;
 mod worker;
 
 use crate::backend::Compute;
 use crate::store::Store;
+use crate::store::retention::Retention;
 pub use config::JobsConfig;
 pub use launch::{LaunchError, Running, launch};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -77,6 +80,26 @@ impl JobsHandle {
     /// lease.
     pub fn stop(self) {
         drop(self);
+    }
+}
+
+impl JobsHandle {
+    /// Adds the purger on `store`: every `interval` it removes what
+    /// `retention` lets go at the time `clock` says. Fails only if the
+    /// operating system refuses a thread.
+    pub fn purge(
+        &mut self,
+        store: Store,
+        retention: Retention,
+        interval: Duration,
+        clock: crate::core::Clock,
+    ) -> std::io::Result<()> {
+        let signal = self.signal.clone();
+        let thread = std::thread::Builder::new()
+            .name("jobs-purger".into())
+            .spawn(move || purger::run(&store, &retention, interval, &clock, &signal))?;
+        self.threads.push(thread);
+        Ok(())
     }
 }
 
