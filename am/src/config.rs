@@ -5,8 +5,9 @@
 //! file's directory.
 //!
 //! Sections: `[server]` (listening, TLS files, trust roots, limits),
-//! `[aggregate]` (identity, lease policy, the default sliver type), `[store]` (SQLite file or
-//! PostgreSQL URL), `[backend]` (`kind`, the `[backend.sim]` simulated
+//! `[aggregate]` (identity, lease policy, the default sliver type, whether
+//! the advertisement is public), `[store]` (SQLite file or PostgreSQL URL,
+//! retention), `[backend]` (`kind`, the `[backend.sim]` simulated
 //! cloud and the `[backend.opennebula]` driver), `[jobs]` (background
 //! workers, owned by `jobs::config`), `[logins]` (the SSH port of the VMs
 //! and an optional SSH gateway).
@@ -21,12 +22,16 @@ use crate::backend::opennebula::config::OneConfig;
 use crate::backend::sim::config::SimConfig;
 use crate::core::Policy;
 use crate::jobs::JobsConfig;
+use crate::store::retention::Retention;
 use chrono::TimeDelta;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// Largest configuration file read.
 const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Most rows of one table the purge removes in one transaction.
+const PURGE_BATCH: i64 = 500;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
@@ -159,6 +164,16 @@ pub struct StoreConfig {
     /// Most database connections held open.
     #[serde(default = "default_pool_size")]
     pub pool_size: u32,
+    /// Days deleted slivers, their request documents and finished jobs
+    /// are kept.
+    #[serde(default = "default_retention_days")]
+    pub retention_days: u32,
+    /// Days events (the audit log) are kept.
+    #[serde(default = "default_retention_days")]
+    pub event_retention_days: u32,
+    /// Seconds between two purges of what the retention lets go.
+    #[serde(default = "default_purge_interval_secs")]
+    pub purge_interval_secs: u64,
 }
 
 /// Which cloud the aggregate drives.
@@ -347,11 +362,25 @@ impl StoreConfig {
     }
 }
 
+impl StoreConfig {
+    /// What the store keeps, and for how long.
+    pub fn retention(&self) -> Retention {
+        Retention {
+            ended: TimeDelta::days(i64::from(self.retention_days)),
+            events: TimeDelta::days(i64::from(self.event_retention_days)),
+            batch: PURGE_BATCH,
+        }
+    }
+}
+
 impl Default for StoreConfig {
     fn default() -> StoreConfig {
         StoreConfig {
             url: default_store_url(),
             pool_size: default_pool_size(),
+            retention_days: default_retention_days(),
+            event_retention_days: default_retention_days(),
+            purge_interval_secs: default_purge_interval_secs(),
         }
     }
 }
@@ -390,4 +419,12 @@ fn default_store_url() -> String {
 
 fn default_pool_size() -> u32 {
     8
+}
+
+fn default_retention_days() -> u32 {
+    30
+}
+
+fn default_purge_interval_secs() -> u64 {
+    3600
 }

@@ -4,7 +4,8 @@
 //! state they wait for, the expiry reaper (expired slivers are deleted to
 //! the second), the reconciler (VMs no live sliver owns are destroyed;
 //! slivers whose VM vanished fail), and the inventory refresh (the
-//! components, and so the advertisement, follow the cloud's hosts).
+//! components, and so the advertisement, follow the cloud's hosts), and
+//! the purger (the store forgets what its retention lets go).
 //! Requests never wait for any of it: they read the state these threads
 //! write to the store.
 
@@ -15,12 +16,14 @@ mod launch;
 mod networks;
 mod observe;
 mod poller;
+mod purger;
 mod reaper;
 mod reconciler;
 mod worker;
 
 use crate::backend::Compute;
 use crate::store::Store;
+use crate::store::retention::Retention;
 pub use config::JobsConfig;
 pub use launch::{LaunchError, Running, launch};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -80,6 +83,26 @@ impl JobsHandle {
     }
 }
 
+impl JobsHandle {
+    /// Adds the purger on `store`: every `interval` it removes what
+    /// `retention` lets go at the time `clock` says. Fails only if the
+    /// operating system refuses a thread.
+    pub fn purge(
+        &mut self,
+        store: Store,
+        retention: Retention,
+        interval: Duration,
+        clock: crate::core::Clock,
+    ) -> std::io::Result<()> {
+        let signal = self.signal.clone();
+        let thread = std::thread::Builder::new()
+            .name("jobs-purger".into())
+            .spawn(move || purger::run(&store, &retention, interval, &clock, &signal))?;
+        self.threads.push(thread);
+        Ok(())
+    }
+}
+
 impl Drop for JobsHandle {
     fn drop(&mut self) {
         self.signal.stop();
@@ -92,13 +115,15 @@ impl Drop for JobsHandle {
 }
 
 /// Starts the workers, the poller, the reaper, the reconciler and the
-/// inventory refresh on `store` and `backend`. Fails only if the operating system refuses a
-/// thread.
+/// inventory refresh on `store` and `backend`, after ending the leases
+/// that `config.instance_id` still holds from an earlier run (see
+/// [`Store::reclaim_leases`]). Fails if the store cannot be written or
+/// the operating system refuses a thread.
 pub fn start(
     store: Store,
     backend: Arc<dyn Compute>,
     config: JobsConfig,
-) -> std::io::Result<JobsHandle> {
+) -> Result<JobsHandle, LaunchError> {
     let context = Arc::new(Context {
         store,
         backend,
@@ -110,7 +135,18 @@ pub fn start(
         signal: Arc::default(),
         threads: Vec::new(),
     };
-    let owner = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple());
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let instance = match context.config.instance_id.as_str() {
+        "" => format!("{}-{run}", std::process::id()),
+        named => named.to_owned(),
+    };
+    let reclaimed = context
+        .store
+        .reclaim_leases(&instance, &run, chrono::Utc::now())?;
+    if reclaimed > 0 {
+        tracing::info!(%instance, reclaimed, "claiming again the jobs an earlier run of this instance left");
+    }
+    let owner = format!("{instance}/{run}");
     let mut loops: Vec<(String, LoopFn)> = (0..context.config.workers)
         .map(|i| {
             let name = format!("{owner}-w{i}");

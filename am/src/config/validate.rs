@@ -128,6 +128,12 @@ impl Config {
     fn validate_store(&self) -> Result<(), Problem> {
         let store = &self.store;
         at_least_one("store.pool_size", u64::from(store.pool_size))?;
+        at_least_one("store.retention_days", u64::from(store.retention_days))?;
+        at_least_one(
+            "store.event_retention_days",
+            u64::from(store.event_retention_days),
+        )?;
+        at_least_one("store.purge_interval_secs", store.purge_interval_secs)?;
         if store.url.trim().is_empty() {
             return Err(problem(
                 "store.url",

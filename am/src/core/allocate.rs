@@ -171,6 +171,8 @@ impl Aggregate {
                 error: String::new(),
                 annotations: "{}".to_owned(),
                 created_at: to_unix(&now),
+                version: 0,
+                deleted_at: None,
             };
             slivers::insert(conn, &row)?;
             let detail = format!("on {} by {}", component.id, principal.caller_urn);

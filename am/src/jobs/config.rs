@@ -34,6 +34,13 @@ pub struct JobsConfig {
     pub retry_max_secs: u64,
     /// Attempts after which a job (and its sliver) fails for good.
     pub max_attempts: u32,
+    /// Names this installation's process across restarts, in the leases
+    /// of the jobs it runs: at start, jobs still leased under it by an
+    /// earlier run (killed mid-job) are claimed again at once instead of
+    /// after their lease. Empty: `serve` uses `<host name>@<server.listen>`,
+    /// and [`crate::jobs::start`] a name no other process has (so nothing
+    /// is reclaimed). Processes sharing one database need distinct names.
+    pub instance_id: String,
 }
 
 impl Default for JobsConfig {
@@ -49,6 +56,7 @@ impl Default for JobsConfig {
             retry_base_secs: 1,
             retry_max_secs: 60,
             max_attempts: 8,
+            instance_id: String::new(),
         }
     }
 }

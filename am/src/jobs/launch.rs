@@ -1,7 +1,8 @@
 //! Bringing the background work up from the configuration: build the
 //! configured backend, seed the store's components from its inventory
 //! (the inventory refresh keeps them in line afterwards), and start the
-//! jobs — what `serve` does once the store is open.
+//! jobs under this installation's instance name, with the purger of the
+//! store's retention — what `serve` does once the store is open.
 
 use super::JobsHandle;
 use crate::backend::components::component_rows;
@@ -10,6 +11,7 @@ use crate::config::Config;
 use crate::store::{Store, StoreError};
 use chrono::Utc;
 use std::sync::Arc;
+use std::time::Duration;
 use thiserror::Error;
 
 /// The running backend and background jobs; dropping it stops the jobs.
@@ -45,8 +47,24 @@ pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
     let rows = component_rows(&backend.inventory()?);
     store.sync_components(&rows, Utc::now())?;
-    let threads = config.jobs.workers.saturating_add(4);
+    let threads = config.jobs.workers.saturating_add(5);
     let own = Store::open(&config.store.url, threads)?;
-    let jobs = super::start(own, backend.clone(), config.jobs.clone())?;
+    let mut jobs_config = config.jobs.clone();
+    if jobs_config.instance_id.is_empty() {
+        jobs_config.instance_id = format!("{}@{}", host_name(), config.server.listen);
+    }
+    let mut jobs = super::start(own.clone(), backend.clone(), jobs_config)?;
+    let interval = Duration::from_secs(config.store.purge_interval_secs);
+    jobs.purge(own, config.store.retention(), interval, Arc::new(Utc::now))?;
     Ok(Running { backend, jobs })
+}
+
+/// This machine's host name (`localhost` when the system does not say).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
 }

@@ -1,14 +1,16 @@
 //! The state poller: follows provisioned slivers that wait for the backend
 //! (pending allocation, configuring, stopping) and moves them on — with
 //! their host name and logins — once their VM reaches the awaited state,
-//! or to `geni_failed` with the backend's message.
+//! or to `geni_failed` with the backend's message. What it saw is
+//! recorded over the sliver as it was read before looking, so a job's
+//! transition made meanwhile (a start) is never undone by it.
 
 use super::execute::JobError;
 use super::{Context, StopSignal, observe};
 use crate::backend::VmHandle;
-use crate::core::types::AllocationState;
+use crate::core::types::{AllocationState, OperationalState};
 use crate::store::slices;
-use crate::store::slivers::SliverRow;
+use crate::store::slivers::{Observation, SliverRow};
 use chrono::Utc;
 use std::time::Duration;
 
@@ -40,7 +42,8 @@ fn poll_once(cx: &Context) -> Result<(), JobError> {
     Ok(())
 }
 
-/// Observes one sliver's VM and records the state it reached.
+/// Observes one sliver's VM and records the state it reached, unless the
+/// sliver changed since `sliver` was read.
 fn follow(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     let Some(id) = sliver.annotations()?.backend_id else {
         return Ok(());
@@ -49,18 +52,27 @@ fn follow(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     let Some(next) = observe::next_state(sliver.operational()?, seen.state) else {
         return Ok(());
     };
-    let now = Utc::now();
-    if next == crate::core::types::OperationalState::Failed {
-        let message = observe::failure_message(&seen, cx.backend.name());
-        cx.store.fail_sliver(&sliver.urn, &message, now)?;
-        return Ok(());
-    }
-    let users = cx
+    let observation = if next == OperationalState::Failed {
+        Observation {
+            state: next,
+            error: observe::failure_message(&seen, cx.backend.name()),
+            annotations: None,
+        }
+    } else {
+        let users = cx
+            .store
+            .read(|conn| slices::users(conn, &sliver.slice_urn))?;
+        Observation {
+            state: next,
+            error: String::new(),
+            annotations: Some(observe::annotate(sliver.annotations()?, &seen, &users)),
+        }
+    };
+    if cx
         .store
-        .read(|conn| slices::users(conn, &sliver.slice_urn))?;
-    let annotations = observe::annotate(sliver.annotations()?, &seen, &users);
-    cx.store.set_annotations(&sliver.urn, &annotations, now)?;
-    cx.store.set_operational_state(&sliver.urn, next, now)?;
-    tracing::info!(sliver = %sliver.urn, state = %next, "sliver reached a new state");
+        .record_observation(sliver, &observation, Utc::now())?
+    {
+        tracing::info!(sliver = %sliver.urn, state = %next, "sliver reached a new state");
+    }
     Ok(())
 }

@@ -1,11 +1,13 @@
 //! The reconciler: every few seconds compares the store with the backend.
 //! VMs carrying this aggregate's tag that no live sliver owns (left by a
 //! crash, a lost destroy, an operator) are destroyed; provisioned slivers
-//! whose VM vanished from the backend become `geni_failed`.
+//! whose VM vanished from the backend become `geni_failed` (unless a job
+//! changed them since they were read).
 
 use super::execute::JobError;
 use super::{Context, StopSignal};
 use crate::core::types::{AllocationState, OperationalState};
+use crate::store::slivers::Observation;
 use chrono::Utc;
 use std::collections::HashSet;
 use std::time::Duration;
@@ -39,9 +41,14 @@ fn reconcile_once(cx: &Context) -> Result<(), JobError> {
             && sliver.annotations()?.backend_id.is_some()
             && !listed.contains(sliver.urn.as_str());
         if vanished {
-            let message = format!("the VM disappeared from the {}", cx.backend.name());
-            tracing::warn!(sliver = %sliver.urn, "{message}");
-            cx.store.fail_sliver(&sliver.urn, &message, now)?;
+            let observation = Observation {
+                state: OperationalState::Failed,
+                error: format!("the VM disappeared from the {}", cx.backend.name()),
+                annotations: None,
+            };
+            if cx.store.record_observation(sliver, &observation, now)? {
+                tracing::warn!(sliver = %sliver.urn, "{}", observation.error);
+            }
         }
     }
     let live: HashSet<String> = cx

@@ -6,6 +6,12 @@
 //! is queued or running, and a destroy supersedes the queued jobs of its
 //! sliver. On PostgreSQL claiming uses `FOR UPDATE SKIP LOCKED` so
 //! several processes share the queue.
+//!
+//! A lease owner reads `<instance>/<run>-w<n>`: the instance names the
+//! installation's process across restarts, the run one start of it. A
+//! process starting again ends the leases its instance still holds from
+//! an earlier run at once ([`Store::reclaim_leases`]); the leases of
+//! other instances keep running until they expire.
 
 use super::schema::jobs;
 use super::{Conn, Store, StoreError, StoreResult, from_unix, to_unix};
@@ -337,6 +343,41 @@ impl Store {
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
         self.write(|conn| release(conn, id, owner, JobState::Failed, error, None, now))
+    }
+
+    /// Ends now the leases of running jobs that `instance` holds from a
+    /// run other than `run` (its process was killed mid-job and is
+    /// starting again), so they are claimed again at once; returns how
+    /// many. Leases of other instances are left to expire.
+    pub fn reclaim_leases(
+        &self,
+        instance: &str,
+        run: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<usize> {
+        self.write(|conn| {
+            let leased: Vec<(String, Option<String>)> = jobs::table
+                .filter(jobs::state.eq(JobState::Running.as_str()))
+                .select((jobs::id, jobs::lease_owner))
+                .load(conn)?;
+            let stale: Vec<String> = leased
+                .into_iter()
+                .filter(|(_, owner)| {
+                    owner
+                        .as_deref()
+                        .and_then(|owner| owner.rsplit_once('/'))
+                        .is_some_and(|(of, by)| of == instance && !by.starts_with(run))
+                })
+                .map(|(id, _)| id)
+                .collect();
+            diesel::update(jobs::table.filter(jobs::id.eq_any(&stale)))
+                .set((
+                    jobs::lease_expires.eq(to_unix(&now)),
+                    jobs::updated_at.eq(to_unix(&now)),
+                ))
+                .execute(conn)?;
+            Ok(stale.len())
+        })
     }
 
     /// Every job of `sliver_urn`, oldest first (for tests and operators).

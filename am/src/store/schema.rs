@@ -51,6 +51,8 @@ diesel::table! {
         error -> Text,
         annotations -> Text,
         created_at -> BigInt,
+        version -> BigInt,
+        deleted_at -> Nullable<BigInt>,
     }
 }
 

@@ -1,8 +1,13 @@
-//! Slivers: one row per node the AM handed out, from Allocate until long
-//! after Delete (rows are never removed, so URNs are never reused).
+//! Slivers: one row per node the AM handed out, from Allocate until the
+//! retention period after Delete (URNs are
+//! UUIDs, so they are never reused).
 //!
 //! The core reads and writes them inside its transactions; the backend
-//! workers report what they observe through the `impl Store` methods here.
+//! workers report what they do and observe through the `impl Store`
+//! methods here. Every write raises the sliver's version, and an
+//! observation of the backend is recorded only over the version it was
+//! taken against ([`Store::record_observation`]): an observation older
+//! than another writer's transition never moves the sliver back.
 
 use super::schema::slivers;
 use super::{Conn, Store, StoreError, StoreResult, events, from_unix, jobs, to_unix};
@@ -46,6 +51,12 @@ pub struct SliverRow {
     pub annotations: String,
     /// Created (unix seconds).
     pub created_at: i64,
+    /// Raised by every write ([`save`]); compared by the writes that must
+    /// not overwrite a change made since the row was read.
+    #[diesel(skip_update)]
+    pub version: i64,
+    /// When it was deleted (unix seconds), `None` while it is live.
+    pub deleted_at: Option<i64>,
 }
 
 impl SliverRow {
@@ -113,12 +124,25 @@ pub fn insert(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
     Ok(())
 }
 
-/// Writes every column of `row` back.
+/// Writes every column of `row` back and raises the version.
 pub fn save(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
     diesel::update(slivers::table.find(&row.urn))
-        .set(row)
+        .set((row, slivers::version.eq(slivers::version + 1)))
         .execute(conn)?;
     Ok(())
+}
+
+/// Writes `row` back, raising the version, only if no one wrote the
+/// sliver since `row` was read (its version is still `row.version`);
+/// true when written.
+fn save_if_unchanged(conn: &mut Conn, row: &SliverRow) -> StoreResult<bool> {
+    let unchanged = slivers::table
+        .find(&row.urn)
+        .filter(slivers::version.eq(row.version));
+    let written = diesel::update(unchanged)
+        .set((row, slivers::version.eq(slivers::version + 1)))
+        .execute(conn)?;
+    Ok(written == 1)
 }
 
 /// The sliver `urn`, in whatever state (also unallocated).
@@ -199,10 +223,78 @@ fn update_live(
     })
 }
 
+/// `annotations` as stored.
+fn annotations_json(annotations: &SliverAnnotations) -> StoreResult<String> {
+    serde_json::to_string(annotations).map_err(|e| StoreError::Corrupt {
+        what: "slivers.annotations",
+        value: e.to_string(),
+    })
+}
+
+/// What a worker saw of a sliver's VM, to be recorded over the sliver as
+/// it was read before looking ([`Store::record_observation`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// The operational state the sliver moves to.
+    pub state: OperationalState,
+    /// The error it carries then (empty unless `geni_failed`).
+    pub error: String,
+    /// Manifest annotations built from what was seen; `None` keeps the
+    /// stored ones.
+    pub annotations: Option<SliverAnnotations>,
+}
+
 impl Store {
-    /// Records the operational state the backend observed for a live
-    /// sliver (and clears its error unless the state is `geni_failed`).
-    /// Returns false when the sliver is gone.
+    /// Records `observation` of the sliver `read` (the row as read before
+    /// the backend was asked) if no one wrote the sliver since: a job's
+    /// transition made after the observation was taken (a start moving
+    /// it to `geni_configuring`) wins, and the stale observation is
+    /// dropped with a log line. Returns true when recorded; false when
+    /// stale or the sliver was deleted.
+    pub fn record_observation(
+        &self,
+        read: &SliverRow,
+        observation: &Observation,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let mut row = read.clone();
+        row.operational_state = observation.state.as_str().to_owned();
+        row.error.clone_from(&observation.error);
+        if let Some(annotations) = &observation.annotations {
+            row.annotations = annotations_json(annotations)?;
+        }
+        self.write(|conn| {
+            if row.allocation()? == AllocationState::Unallocated || !save_if_unchanged(conn, &row)?
+            {
+                let current = find(conn, &row.urn)?;
+                tracing::info!(
+                    sliver = %row.urn,
+                    observed = observation.state.as_str(),
+                    read_as = %read.operational_state,
+                    now = current.as_ref().map_or("deleted", |c| c.operational_state.as_str()),
+                    "observation dropped: the sliver changed after it was taken"
+                );
+                return Ok(false);
+            }
+            let (kind, detail) = match observation.state {
+                OperationalState::Failed => ("failed", observation.error.as_str()),
+                state => ("operational_state", state.as_str()),
+            };
+            events::append(
+                conn,
+                now,
+                Some(&row.slice_urn),
+                Some(&row.urn),
+                kind,
+                detail,
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Records the operational state a job moved a live sliver to (and
+    /// clears its error unless the state is `geni_failed`). Returns false
+    /// when the sliver is gone.
     pub fn set_operational_state(
         &self,
         urn: &str,
@@ -230,10 +322,7 @@ impl Store {
         annotations: &SliverAnnotations,
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
-        let json = serde_json::to_string(annotations).map_err(|e| StoreError::Corrupt {
-            what: "slivers.annotations",
-            value: e.to_string(),
-        })?;
+        let json = annotations_json(annotations)?;
         let report = Report {
             now,
             kind: "annotations",
@@ -285,6 +374,7 @@ pub fn unallocate(
 ) -> StoreResult<SliverRow> {
     let provisioned = row.allocation()? == AllocationState::Provisioned;
     row.allocation_state = AllocationState::Unallocated.as_str().to_owned();
+    row.deleted_at = Some(to_unix(&now));
     save(conn, &row)?;
     if provisioned {
         let payload = serde_json::json!({ "reason": kind });

@@ -127,6 +127,7 @@ pub fn fast_jobs() -> JobsConfig {
         retry_base_secs: 1,
         retry_max_secs: 2,
         max_attempts: 5,
+        instance_id: String::new(),
     }
 }
 
