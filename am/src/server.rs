@@ -176,10 +176,8 @@ impl Bound {
             body_limit: config.body_limit,
             request_timeout,
         });
-        let connections = admission::Connections::new(
-            config.max_connections,
-            config.max_connections_per_client,
-        );
+        let connections =
+            admission::Connections::new(config.max_connections, config.max_connections_per_client);
         let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())

@@ -84,9 +84,7 @@ fn serve(args: &ServeArgs) -> anyhow::Result<()> {
         url = %service.config.server.api_url(3),
         "geni-am serving"
     );
-    bound
-        .run(service.dispatch)
-        .context("the server stopped")?;
+    bound.run(service.dispatch).context("the server stopped")?;
     tracing::info!("geni-am stopped");
     Ok(())
 }

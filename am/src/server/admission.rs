@@ -101,7 +101,10 @@ mod tests {
     use super::*;
 
     fn refused(admission: &Result<Slot, OverCapacity>) -> Option<&str> {
-        admission.as_ref().err().map(|OverCapacity(reason)| reason.as_str())
+        admission
+            .as_ref()
+            .err()
+            .map(|OverCapacity(reason)| reason.as_str())
     }
 
     #[test]

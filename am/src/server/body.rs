@@ -228,7 +228,9 @@ mod tests {
     fn a_bomb_stops_inflating_at_the_limit() {
         let bomb = gzip(&vec![0u8; 64 << 20]);
         let mut sink = Sink::for_encoding(&gzip_headers(), 1 << 20).unwrap();
-        let outcome = bomb.chunks(16 << 10).try_for_each(|chunk| sink.write(chunk));
+        let outcome = bomb
+            .chunks(16 << 10)
+            .try_for_each(|chunk| sink.write(chunk));
         assert!(
             matches!(outcome, Err(BodyError::TooLarge { limit }) if limit == 1 << 20),
             "{outcome:?}"

@@ -117,7 +117,11 @@ async fn v2(request: HttpRequest, payload: web::Payload, state: web::Data<State>
     answer(Endpoint::Api(ApiVersion::V2), &request, payload, &state).await
 }
 
-async fn root(request: HttpRequest, payload: web::Payload, state: web::Data<State>) -> HttpResponse {
+async fn root(
+    request: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<State>,
+) -> HttpResponse {
     answer(Endpoint::Root, &request, payload, &state).await
 }
 
