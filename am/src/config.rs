@@ -353,7 +353,7 @@ fn default_request_timeout_secs() -> u64 {
 }
 
 fn default_max_connections() -> usize {
-    512
+    256
 }
 
 fn default_max_connections_per_client() -> usize {

@@ -2,8 +2,9 @@
 //! certificates required, see [`tls`]), `POST /am/3` and `POST /am/2`
 //! decoded as XML-RPC and handed with the verified caller to a
 //! [`Dispatch`], keep-alive, a body limit and a request deadline (see
-//! `body`), caps on open connections (see `admission`), a `tracing` span
-//! per call, and graceful shutdown on SIGTERM/SIGINT.
+//! `body`, and `watchdog` for requests after the first on a connection),
+//! caps on open connections (see `admission`), a `tracing` span per call,
+//! and graceful shutdown on SIGTERM/SIGINT.
 //!
 //! The listening socket is bound first ([`bind`]), so a process that
 //! cannot have the port stops before it builds anything else; accepted
@@ -15,6 +16,7 @@ mod admission;
 mod body;
 mod routes;
 pub mod tls;
+mod watchdog;
 
 pub use tls::PeerIdentity;
 
@@ -176,16 +178,21 @@ impl Bound {
             body_limit: config.body_limit,
             request_timeout,
         });
-        let connections =
-            admission::Connections::new(config.max_connections, config.max_connections_per_client);
+        let gate = routes::Gate {
+            trust,
+            connections: admission::Connections::new(
+                config.max_connections,
+                config.max_connections_per_client,
+            ),
+            between_requests: Duration::from_secs(config.keep_alive_secs)
+                .saturating_add(request_timeout),
+        };
         let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
                 .configure(routes::configure)
         })
-        .on_connect(move |connection, data| {
-            routes::on_connect(connection, data, &trust, &connections)
-        })
+        .on_connect(move |connection, data| gate.on_connect(connection, data))
         .keep_alive(Duration::from_secs(config.keep_alive_secs))
         .client_request_timeout(request_timeout)
         .shutdown_timeout(config.shutdown_timeout_secs);

@@ -55,7 +55,7 @@ fn the_dev_configuration_loads_with_paths_resolved_against_its_directory() {
             config.server.max_connections,
             config.server.max_connections_per_client
         ),
-        (30, 512, 32),
+        (30, 256, 32),
         "the transport's limits have their defaults"
     );
     assert_eq!(config.server.api_url(2), "https://localhost:8443/am/2");

@@ -1,5 +1,7 @@
 //! The transport's limits and conveniences over the real binary: clients
-//! that send a request slowly are cut off at `request_timeout_secs`, a
+//! that send a request slowly are cut off at `request_timeout_secs` (the
+//! headers of a later request on a kept-alive connection within
+//! `keep_alive_secs` more), a
 //! client beyond its connection cap is refused at once while others are
 //! served, compression bombs stop at `body_limit` without the server
 //! growing, a second process on a taken port stops before it touches the
@@ -132,6 +134,28 @@ fn a_trickling_client_is_cut_off_after_the_deadline() {
     assert!(body_trickler.is_closed(), "the late client stays connected");
     assert_eq!(head_trickler.read_answer().expect("an answer").status, 408);
     assert!(head_trickler.is_closed(), "the late client stays connected");
+}
+
+#[test]
+fn a_client_trickling_the_headers_of_a_later_request_is_cut_off() {
+    let aggregate = aggregate_with(&[("keep_alive_secs", 1), ("request_timeout_secs", 2)]);
+    let mut connection = Connection::alice(&aggregate);
+    connection.post("/am/3", &[], &get_version()).expect("sent");
+    assert_eq!(connection.read_answer().expect("answer").status, 200);
+    // The next request's head, a byte at a time, never complete.
+    let head = format!("POST /am/3 HTTP/1.1\r\nX-Slow: {}", "a".repeat(400));
+    for (round, byte) in head.bytes().enumerate() {
+        if connection.server_spoke() {
+            break;
+        }
+        assert!(round < 200, "the trickling client was never cut off");
+        let _ = connection.send(&[byte]);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(
+        connection.is_closed(),
+        "the trickling client stays connected"
+    );
 }
 
 #[test]

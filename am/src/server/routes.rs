@@ -12,6 +12,7 @@
 
 use super::admission::{Connections, OverCapacity};
 use super::body::{self, Bounds};
+use super::watchdog::Watch;
 use super::{ApiVersion, Dispatch, PeerIdentity, tls};
 use crate::xmlrpc::{self, fault_code};
 use actix_tls::accept::openssl::TlsStream;
@@ -78,35 +79,50 @@ pub(super) fn configure(config: &mut web::ServiceConfig) {
         .default_service(web::to(not_found));
 }
 
-/// Runs once per accepted connection: verifies the client chain, admits
-/// the connection against the caps, and keeps both outcomes with it.
-pub(super) fn on_connect(
-    connection: &dyn Any,
-    data: &mut Extensions,
-    trust: &TrustStore,
-    connections: &Arc<Connections>,
-) {
-    let identity = match connection.downcast_ref::<TlsStream<TcpStream>>() {
-        Some(stream) => tls::peer_identity(stream.ssl(), trust),
-        None => PeerIdentity::Refused("the connection is not TLS".into()),
-    };
-    let client = match &identity {
-        PeerIdentity::Verified(chain) => chain.leaf_urn().map(ToString::to_string),
-        PeerIdentity::Refused(_) => None,
-    };
-    match connections.admit(client.as_deref()) {
-        Ok(slot) => {
-            data.insert(slot);
+/// What is checked of every new connection.
+pub(super) struct Gate {
+    /// The roots client certificates must chain to.
+    pub(super) trust: Arc<TrustStore>,
+    /// The open connections, against their caps.
+    pub(super) connections: Arc<Connections>,
+    /// Longest time a connection may go without a complete request.
+    pub(super) between_requests: Duration,
+}
+
+impl Gate {
+    /// Runs once per accepted connection: verifies the client chain, admits
+    /// the connection against the caps, starts its watchdog, and keeps
+    /// what it found with the connection.
+    pub(super) fn on_connect(&self, connection: &dyn Any, data: &mut Extensions) {
+        let Some(stream) = connection.downcast_ref::<TlsStream<TcpStream>>() else {
+            data.insert(PeerIdentity::Refused("the connection is not TLS".into()));
+            return;
+        };
+        let identity = tls::peer_identity(stream.ssl(), &self.trust);
+        let client = match &identity {
+            PeerIdentity::Verified(chain) => chain.leaf_urn().map(ToString::to_string),
+            PeerIdentity::Refused(_) => None,
+        };
+        match self.connections.admit(client.as_deref()) {
+            Ok(slot) => {
+                data.insert(slot);
+            }
+            Err(refusal) => {
+                data.insert(refusal);
+            }
         }
-        Err(refusal) => {
-            data.insert(refusal);
+        match Watch::start(stream.get_ref(), self.between_requests) {
+            Ok(watch) => {
+                data.insert(watch);
+            }
+            Err(error) => tracing::warn!(%error, "connection not watched"),
         }
+        data.insert(identity);
+        data.insert(Connection {
+            accepted: Instant::now(),
+            served: Cell::new(false),
+        });
     }
-    data.insert(identity);
-    data.insert(Connection {
-        accepted: Instant::now(),
-        served: Cell::new(false),
-    });
 }
 
 async fn v3(request: HttpRequest, payload: web::Payload, state: web::Data<State>) -> HttpResponse {
@@ -157,6 +173,7 @@ async fn answer(
     payload: web::Payload,
     state: &State,
 ) -> HttpResponse {
+    let _call = request.conn_data::<Watch>().map(Watch::call);
     if let Some(OverCapacity(reason)) = request.conn_data::<OverCapacity>() {
         tracing::info!(reason, "connection over capacity");
         return refusal(StatusCode::SERVICE_UNAVAILABLE, reason);
