@@ -118,6 +118,15 @@ pub struct ServerConfig {
     /// Seconds calls in progress get to finish after SIGTERM/SIGINT.
     #[serde(default = "default_shutdown_timeout_secs")]
     pub shutdown_timeout_secs: u64,
+    /// Seconds a client has to send a whole request, headers and body.
+    #[serde(default = "default_request_timeout_secs")]
+    pub request_timeout_secs: u64,
+    /// Most client connections open at once; beyond it new ones are refused.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Most connections open at once with one client certificate.
+    #[serde(default = "default_max_connections_per_client")]
+    pub max_connections_per_client: usize,
 }
 
 /// The `[aggregate]` section.
@@ -395,6 +404,18 @@ fn default_keep_alive_secs() -> u64 {
 
 fn default_shutdown_timeout_secs() -> u64 {
     30
+}
+
+fn default_request_timeout_secs() -> u64 {
+    30
+}
+
+fn default_max_connections() -> usize {
+    256
+}
+
+fn default_max_connections_per_client() -> usize {
+    32
 }
 
 fn default_allocation_timeout_secs() -> u64 {

@@ -1,11 +1,22 @@
 //! The HTTPS server: actix-web with an OpenSSL acceptor (client
 //! certificates required, see [`tls`]), `POST /am/3` and `POST /am/2`
 //! decoded as XML-RPC and handed with the verified caller to a
-//! [`Dispatch`], keep-alive, a body limit, a `tracing` span per call, and
-//! graceful shutdown on SIGTERM/SIGINT.
+//! [`Dispatch`], keep-alive, a body limit and a request deadline (see
+//! `body`, and `watchdog` for requests after the first on a connection),
+//! caps on open connections (see `admission`), a `tracing` span per call,
+//! and graceful shutdown on SIGTERM/SIGINT.
+//!
+//! The listening socket is bound first ([`bind`]), so a process that
+//! cannot have the port stops before it builds anything else; accepted
+//! connections have `TCP_NODELAY` (inherited from the listening socket),
+//! so small TLS records and the tail of large answers leave at once
+//! instead of waiting for the client's delayed ACK.
 
+mod admission;
+mod body;
 mod routes;
 pub mod tls;
+mod watchdog;
 
 pub use tls::PeerIdentity;
 
@@ -100,51 +111,90 @@ impl Drop for RunningServer {
     }
 }
 
-/// Everything a server needs, checked: the listening socket, TLS, roots.
-struct Prepared {
+/// A server that holds its port, with TLS and roots checked, not yet
+/// answering: made by [`bind`], started by [`Bound::run`].
+pub struct Bound {
     listener: TcpListener,
     tls: openssl::ssl::SslAcceptorBuilder,
     trust: Arc<TrustStore>,
     config: ServerConfig,
 }
 
-impl Prepared {
-    fn new(config: &ServerConfig, trust: Arc<TrustStore>) -> Result<Prepared, ServerError> {
-        let identity = TlsIdentity::load(&config.cert, &config.key)?;
-        let tls = tls::acceptor(&identity, &trust)?;
-        let listener = TcpListener::bind(&config.listen).map_err(|source| ServerError::Io {
-            listen: config.listen.clone(),
+/// Loads the server's TLS identity and binds its listening socket (with
+/// `TCP_NODELAY`, which accepted connections inherit). Connections that
+/// arrive before [`Bound::run`] wait in the socket's backlog.
+pub fn bind(config: &ServerConfig, trust: Arc<TrustStore>) -> Result<Bound, ServerError> {
+    let identity = TlsIdentity::load(&config.cert, &config.key)?;
+    let tls = tls::acceptor(&identity, &trust)?;
+    let io = |source| ServerError::Io {
+        listen: config.listen.clone(),
+        source,
+    };
+    let listener = TcpListener::bind(&config.listen).map_err(io)?;
+    socket2::SockRef::from(&listener)
+        .set_tcp_nodelay(true)
+        .map_err(io)?;
+    Ok(Bound {
+        listener,
+        tls,
+        trust,
+        config: config.clone(),
+    })
+}
+
+impl Bound {
+    /// The address it listens on (the real port when 0 was configured).
+    pub fn local_addr(&self) -> Result<SocketAddr, ServerError> {
+        self.listener.local_addr().map_err(|source| self.io(source))
+    }
+
+    /// Runs the server in the foreground until SIGTERM or SIGINT, then lets
+    /// calls in progress finish (up to `shutdown_timeout_secs`) and returns.
+    pub fn run(self, dispatch: Arc<dyn Dispatch>) -> Result<(), ServerError> {
+        let listen = self.config.listen.clone();
+        actix_web::rt::System::new()
+            .block_on(async move { self.build(dispatch)?.await })
+            .map_err(|source| ServerError::Io { listen, source })
+    }
+
+    fn io(&self, source: std::io::Error) -> ServerError {
+        ServerError::Io {
+            listen: self.config.listen.clone(),
             source,
-        })?;
-        Ok(Prepared {
-            listener,
-            tls,
-            trust,
-            config: config.clone(),
-        })
+        }
     }
 
     /// Builds the actix server (must run inside an actix system).
     fn build(self, dispatch: Arc<dyn Dispatch>) -> std::io::Result<actix_web::dev::Server> {
-        let Prepared {
+        let Bound {
             listener,
             tls,
             trust,
             config,
         } = self;
+        let request_timeout = Duration::from_secs(config.request_timeout_secs);
         let state = web::Data::new(routes::State {
             dispatch,
             body_limit: config.body_limit,
+            request_timeout,
         });
-        let body_limit = config.body_limit;
+        let gate = routes::Gate {
+            trust,
+            connections: admission::Connections::new(
+                config.max_connections,
+                config.max_connections_per_client,
+            ),
+            between_requests: Duration::from_secs(config.keep_alive_secs)
+                .saturating_add(request_timeout),
+        };
         let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
-                .app_data(web::PayloadConfig::new(body_limit))
                 .configure(routes::configure)
         })
-        .on_connect(move |connection, data| routes::on_connect(connection, data, &trust))
+        .on_connect(move |connection, data| gate.on_connect(connection, data))
         .keep_alive(Duration::from_secs(config.keep_alive_secs))
+        .client_request_timeout(request_timeout)
         .shutdown_timeout(config.shutdown_timeout_secs);
         if config.workers > 0 {
             server = server.workers(config.workers);
@@ -158,39 +208,22 @@ pub fn load_trust(config: &ServerConfig) -> Result<Arc<TrustStore>, ServerError>
     Ok(Arc::new(TrustStore::from_dir(&config.trust_roots)?))
 }
 
-/// Runs the server in the foreground until SIGTERM or SIGINT, then lets
-/// calls in progress finish (up to `shutdown_timeout_secs`) and returns.
-pub fn run(
-    config: &ServerConfig,
-    trust: Arc<TrustStore>,
-    dispatch: Arc<dyn Dispatch>,
-) -> Result<(), ServerError> {
-    let prepared = Prepared::new(config, trust)?;
-    let io = |source| ServerError::Io {
-        listen: config.listen.clone(),
-        source,
-    };
-    actix_web::rt::System::new()
-        .block_on(async move { prepared.build(dispatch)?.await })
-        .map_err(io)
-}
-
 /// Starts the server on a thread of its own and returns once it listens.
 pub fn spawn(
     config: &ServerConfig,
     trust: Arc<TrustStore>,
     dispatch: Arc<dyn Dispatch>,
 ) -> Result<RunningServer, ServerError> {
-    let prepared = Prepared::new(config, trust)?;
+    let bound = bind(config, trust)?;
+    let addr = bound.local_addr()?;
     let io = |source| ServerError::Io {
         listen: config.listen.clone(),
         source,
     };
-    let addr = prepared.listener.local_addr().map_err(io)?;
     let (sender, receiver) = std::sync::mpsc::channel();
     let thread = std::thread::spawn(move || {
         actix_web::rt::System::new().block_on(async move {
-            let server = prepared.build(dispatch)?;
+            let server = bound.build(dispatch)?;
             let _ = sender.send(server.handle());
             server.await
         })

@@ -43,4 +43,7 @@ pub mod fault_code {
     pub const INVALID_PARAMS: i32 = -32602;
     /// The server failed to produce an answer.
     pub const INTERNAL_ERROR: i32 = -32603;
+    /// The request was refused before it was decoded (path, size, time,
+    /// encoding, connection limits).
+    pub const TRANSPORT_ERROR: i32 = -32300;
 }

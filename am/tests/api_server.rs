@@ -35,6 +35,9 @@ fn calls_over_tls_reach_the_handlers() {
         workers: 1,
         keep_alive_secs: 30,
         shutdown_timeout_secs: 1,
+        request_timeout_secs: 30,
+        max_connections: 64,
+        max_connections_per_client: 16,
     };
     let running = server::spawn(&config, Arc::clone(&w.trust), Arc::new(w.api.clone())).unwrap();
     let (cert, key) = w.alice.write_pem(dir.path(), "alice").unwrap();

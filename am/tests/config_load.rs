@@ -49,6 +49,15 @@ fn the_dev_configuration_loads_with_paths_resolved_against_its_directory() {
         "the simulated cloud is saved next to the configuration"
     );
     assert_eq!(config.server.body_limit, 16 << 20);
+    assert_eq!(
+        (
+            config.server.request_timeout_secs,
+            config.server.max_connections,
+            config.server.max_connections_per_client
+        ),
+        (30, 256, 32),
+        "the transport's limits have their defaults"
+    );
     assert_eq!(config.server.api_url(2), "https://localhost:8443/am/2");
     assert_eq!(
         config.aggregate.urn,
@@ -174,6 +183,24 @@ const MISTAKES: &[(&str, &str, &[&str])] = &[
             "aggregate.default_sliver_type",
             "`huge-vm` is not an advertised sliver type",
             "default-vm",
+        ],
+    ),
+    (
+        "[server]",
+        "[server]\nrequest_timeout_secs = 0",
+        &["server.request_timeout_secs", "at least 1"],
+    ),
+    (
+        "[server]",
+        "[server]\nmax_connections = 0",
+        &["server.max_connections", "at least 1"],
+    ),
+    (
+        "[server]",
+        "[server]\nmax_connections = 8\nmax_connections_per_client = 9",
+        &[
+            "server.max_connections_per_client",
+            "more than server.max_connections",
         ],
     ),
 ];

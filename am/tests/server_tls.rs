@@ -3,12 +3,12 @@
 //! the trust roots (intermediates sent by the client accepted, GENI
 //! namespace rule applied, legacy SHA-1/1024-bit accepted), the verified
 //! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
-//! faults, keep-alive) behaves.
+//! faults readable by XML-RPC clients, keep-alive) behaves.
 
 use am::client::{Client, ClientError};
 use am::config::ServerConfig;
 use am::server::{self, ApiVersion, Dispatch, ReplyFuture, RunningServer};
-use am::xmlrpc::{Call, Fault, Value, as_str, fault_code, member};
+use am::xmlrpc::{self, Call, Fault, Value, as_str, fault_code, member};
 use credentials::devca::{Authority, Defect, Identity};
 use credentials::trust::{TrustStore, VerifiedChain};
 use std::collections::BTreeMap;
@@ -70,6 +70,9 @@ impl Setup {
             workers: 1,
             keep_alive_secs: 30,
             shutdown_timeout_secs: 1,
+            request_timeout_secs: 30,
+            max_connections: 64,
+            max_connections_per_client: 16,
         };
         let trust = Arc::new(TrustStore::from_dir(&config.trust_roots).unwrap());
         let server = server::spawn(&config, trust, Arc::new(Echo)).unwrap();
@@ -204,9 +207,14 @@ fn routes_body_limit_faults_and_keep_alive() {
     let setup = Setup::new(4096);
     let alice = setup.root.user("alice").unwrap();
     let mut client = setup.client(&alice, "alice", 3);
-    assert_eq!(client.send("GET", "/am/3", b"").unwrap().status, 405);
-    assert_eq!(client.send("POST", "/am/1", b"x").unwrap().status, 404);
-    assert_eq!(client.send("POST", "/", b"x").unwrap().status, 404);
+    for (method, path, status) in [("GET", "/am/3", 405), ("POST", "/am/1", 404)] {
+        let refused = client.send(method, path, b"x").unwrap();
+        assert_eq!(refused.status, status, "{method} {path}");
+        let fault = xmlrpc::decode_response(&refused.body, 1 << 20)
+            .unwrap()
+            .unwrap_err();
+        assert!(fault.string().contains("/am/3"), "{}", fault.string());
+    }
     let big = vec![b' '; 5000];
     assert_eq!(client.send("POST", "/am/3", &big).unwrap().status, 413);
 

@@ -106,6 +106,16 @@ impl Aggregate {
         &self.config
     }
 
+    /// The loopback port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process id of the running `geni-am serve`.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the aggregate runs").id()
+    }
+
     /// The endpoint URL of AM API `version` (2 or 3).
     pub fn url(&self, version: u8) -> String {
         format!("https://127.0.0.1:{}/am/{version}", self.port)

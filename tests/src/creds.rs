@@ -72,6 +72,16 @@ impl DevAuthority {
             .expect("user written")
     }
 
+    /// Writes the certificate chain and key of another user `name` of
+    /// this authority (trusted like alice) into `dir`; their paths.
+    pub fn write_user(&self, name: &str, dir: &Path) -> (PathBuf, PathBuf) {
+        self.ca
+            .user(name)
+            .expect("user certificate")
+            .write_pem(dir, name)
+            .expect("user written")
+    }
+
     /// Alice's user credential (over herself), valid for a week.
     pub fn user_credential(&self) -> String {
         sign(

@@ -3,7 +3,8 @@
 //! aggregate on a loopback port ([`aggregate`]) on SQLite or on a fresh
 //! PostgreSQL database ([`database`]), issuing credentials with its
 //! development authority ([`creds`]), building requests ([`requests`]) and
-//! calling the AM API over TLS ([`calls`]); the OpenNebula backend on a
+//! calling the AM API over TLS ([`calls`]) or speaking raw HTTP to it
+//! ([`raw`]); the OpenNebula backend on a
 //! simulator started in the test process ([`opennebula`]).
 
 pub mod aggregate;
@@ -12,6 +13,7 @@ pub mod creds;
 pub mod database;
 pub mod flows;
 pub mod opennebula;
+pub mod raw;
 pub mod requests;
 
 use std::path::PathBuf;

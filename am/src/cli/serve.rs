@@ -1,8 +1,9 @@
 //! `geni-am serve --config FILE`: loads and validates the configuration,
-//! builds the service from it ([`build`]: store with migrations, backend,
-//! background jobs, the aggregate and the AM API handlers) and runs the
-//! HTTPS server in the foreground until SIGTERM or SIGINT. Logs go to standard error (filter
-//! with `RUST_LOG`, default `info`).
+//! binds the listening port (so a second process on a taken port stops
+//! before it touches the store), builds the service ([`build`]: store with
+//! migrations, backend, background jobs, the aggregate and the AM API
+//! handlers) and runs the HTTPS server in the foreground until SIGTERM or
+//! SIGINT. Logs go to standard error (filter with `RUST_LOG`, default `info`).
 
 use crate::api::{Api, Endpoints};
 use crate::config::Config;
@@ -76,14 +77,14 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
 
 fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let config = Config::load(&args.config)?;
+    let bound = server::bind(&config.server, server::load_trust(&config.server)?)?;
     let service = build(config)?;
     tracing::info!(
         listen = %service.config.server.listen,
         url = %service.config.server.api_url(3),
         "geni-am serving"
     );
-    server::run(&service.config.server, service.trust, service.dispatch)
-        .context("the server stopped")?;
+    bound.run(service.dispatch).context("the server stopped")?;
     tracing::info!("geni-am stopped");
     Ok(())
 }

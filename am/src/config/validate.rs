@@ -229,6 +229,30 @@ fn validate_server(server: &ServerConfig) -> Result<(), Problem> {
         ));
     }
     at_least_one("server.keep_alive_secs", server.keep_alive_secs)?;
+    at_least_one("server.request_timeout_secs", server.request_timeout_secs)?;
+    if server.request_timeout_secs > MAX_DURATION_SECS {
+        return Err(problem(
+            "server.request_timeout_secs",
+            format!(
+                "{} seconds is more than the 10 years allowed",
+                server.request_timeout_secs
+            ),
+        ));
+    }
+    at_least_one("server.max_connections", server.max_connections as u64)?;
+    at_least_one(
+        "server.max_connections_per_client",
+        server.max_connections_per_client as u64,
+    )?;
+    if server.max_connections_per_client > server.max_connections {
+        return Err(problem(
+            "server.max_connections_per_client",
+            format!(
+                "{} is more than server.max_connections ({})",
+                server.max_connections_per_client, server.max_connections
+            ),
+        ));
+    }
     Ok(())
 }
 
