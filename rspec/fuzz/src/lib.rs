@@ -58,9 +58,13 @@ pub fn request(data: &[u8]) {
         );
         if let Some(sliver_type) = node.sliver_type() {
             let _ = sliver_type.name();
-            let _ = sliver_type.disk_images().map(|d| d.name()).count();
+            for image in sliver_type.disk_images() {
+                let _ = image.name();
+            }
         }
-        let _ = node.interfaces().map(|i| i.client_id()).count();
+        for interface in node.interfaces() {
+            let _ = interface.client_id();
+        }
     }
     if check_request(&doc).is_err() {
         return;
