@@ -8,8 +8,9 @@
 # PostgreSQL: when DATABASE_URL is not set, a local server is installed
 # (Debian's postgresql) and started when missing, and a role for the
 # current user is created; DATABASE_URL then points at it. Suites create
-# and drop one database per test on that server. GENI_AM_REQUIRE_PG=1
-# makes a suite fail rather than skip its PostgreSQL half.
+# and drop one database per test on that server. GENI_AM_REQUIRE_ALL=1
+# makes a suite fail rather than skip an optional half (PostgreSQL,
+# geni-lib, xmlsec1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -52,7 +53,7 @@ start_postgres() {
 if [ -z "${DATABASE_URL:-}" ]; then
   start_postgres
 fi
-export GENI_AM_REQUIRE_PG=1
+export GENI_AM_REQUIRE_ALL=1
 echo "test: PostgreSQL at ${DATABASE_URL%%\?*}" | sed 's#://[^@]*@#://***@#'
 
 # geni-lib (with six, which it imports without declaring) in a venv.

@@ -259,15 +259,26 @@ impl Config {
             return Err(ConfigError::TooLarge { file });
         }
         let text = std::fs::read_to_string(path).map_err(read)?;
-        let mut config = Config::parse(&text).map_err(|message| ConfigError::Syntax {
-            file: file.clone(),
+        let base = path.parent().unwrap_or(Path::new("."));
+        Config::from_text(&text, &file, base)
+    }
+
+    /// Parses and validates configuration `text` as if read from the file
+    /// named `file` in directory `base`: relative paths in it are resolved
+    /// against `base`, and validation reads the files they name.
+    pub fn from_text(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError> {
+        let mut config = Config::parse(text).map_err(|message| ConfigError::Syntax {
+            file: file.to_owned(),
             message,
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
         config.resolve_paths(base);
         config
             .validate()
-            .map_err(|(key, problem)| ConfigError::Invalid { file, key, problem })?;
+            .map_err(|(key, problem)| ConfigError::Invalid {
+                file: file.to_owned(),
+                key,
+                problem,
+            })?;
         Ok(config)
     }
 

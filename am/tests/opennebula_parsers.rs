@@ -84,7 +84,7 @@ static RUNNING_VM: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// Feeds a text to every document parser, shared with the fuzz targets.
-#[path = "../fuzz/src/lib.rs"]
+#[path = "../fuzz/src/oned.rs"]
 mod every_parser;
 use every_parser::parse_with_every_parser;
 

@@ -109,7 +109,9 @@ fn two_stores_open_on_one_file_share_the_state() {
     assert!(f.am.describe(&slice()).unwrap().slivers.is_empty());
 }
 
-/// Opens the store at `url` from four threads at once.
+/// Opens the store at `url` from four threads at once, then asserts that
+/// every migration was applied exactly once and that one more open applies
+/// none.
 fn open_concurrently(url: &str) {
     let handles: Vec<_> = (0..4)
         .map(|_| {
@@ -120,6 +122,58 @@ fn open_concurrently(url: &str) {
     for h in handles {
         h.join().unwrap().expect("every opener succeeds");
     }
+    let applied = applied_migrations(url);
+    let versions: Vec<&str> = applied.iter().map(|m| m.version.as_str()).collect();
+    assert_eq!(
+        versions,
+        migration_versions(),
+        "each migration applied once"
+    );
+    am::store::Store::open(url, 1).expect("a later opener succeeds");
+    assert_eq!(
+        applied_migrations(url),
+        applied,
+        "a later open applied a migration"
+    );
+}
+
+/// One row of diesel's migration table.
+#[derive(Debug, PartialEq, diesel::QueryableByName)]
+struct AppliedMigration {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    version: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    run_on: String,
+}
+
+/// The rows of diesel's migration table of the store at `url`, by version.
+fn applied_migrations(url: &str) -> Vec<AppliedMigration> {
+    use diesel::{Connection, RunQueryDsl};
+    let query = diesel::sql_query(
+        "SELECT version, CAST(run_on AS TEXT) AS run_on \
+         FROM __diesel_schema_migrations ORDER BY version",
+    );
+    if url.starts_with("postgres") {
+        let mut c = diesel::PgConnection::establish(url).expect("the database connects");
+        query.load(&mut c).expect("the migration table reads")
+    } else {
+        let mut c = diesel::SqliteConnection::establish(url).expect("the file opens");
+        query.load(&mut c).expect("the migration table reads")
+    }
+}
+
+/// The versions of the migrations the crate embeds (its `migrations/`
+/// directories, named `<version>_<name>`), sorted.
+fn migration_versions() -> Vec<String> {
+    let dir = workspace_root().join("am/migrations");
+    let mut versions: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|name| name.split('_').next().map(|v| v.replace('-', "")))
+        .collect();
+    versions.sort();
+    assert!(!versions.is_empty(), "no migration in {}", dir.display());
+    versions
 }
 
 #[test]

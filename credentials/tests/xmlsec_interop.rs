@@ -41,7 +41,7 @@ const ALGORITHMS: [Algorithms; 3] = [
 fn xmlsec1_available() -> bool {
     let found = Command::new("xmlsec1").arg("--version").output().is_ok();
     if !found {
-        eprintln!("NOTICE: xmlsec1 is not installed; interop test skipped");
+        common::missing_prerequisite("xmlsec1 is not installed");
     }
     found
 }

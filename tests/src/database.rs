@@ -2,7 +2,7 @@
 //! or a fresh PostgreSQL database created on the server of `DATABASE_URL`
 //! for one test and dropped afterwards. Without `DATABASE_URL` the
 //! PostgreSQL half of a suite is skipped loudly, unless
-//! `GENI_AM_REQUIRE_PG=1` makes that a failure (as `scripts/test.sh` does).
+//! `GENI_AM_REQUIRE_ALL=1` makes that a failure (as `scripts/test.sh` does).
 
 use diesel::{Connection, PgConnection, RunQueryDsl};
 
@@ -45,16 +45,12 @@ pub struct PgDatabase {
 impl PgDatabase {
     /// Creates a database named after `test` on the server of
     /// `DATABASE_URL`; None (with a notice) when it is unset and
-    /// `GENI_AM_REQUIRE_PG` is not `1`.
+    /// `GENI_AM_REQUIRE_ALL` is not `1`.
     pub fn create(test: &str) -> Option<PgDatabase> {
         let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-            assert!(
-                std::env::var("GENI_AM_REQUIRE_PG").as_deref() != Ok("1"),
-                "GENI_AM_REQUIRE_PG=1 but DATABASE_URL is not set"
-            );
-            eprintln!(
-                "\n*** {test}: DATABASE_URL is not set: the PostgreSQL half of this test did NOT run ***\n"
-            );
+            crate::missing_prerequisite(&format!(
+                "{test}: DATABASE_URL is not set (the PostgreSQL half)"
+            ));
             return None;
         };
         let suffix = uuid::Uuid::new_v4().simple().to_string();

@@ -44,6 +44,18 @@ pub fn geni_am_bin() -> PathBuf {
     .clone()
 }
 
+/// A prerequisite of an optional half of a suite is missing (`what` says
+/// which): with `GENI_AM_REQUIRE_ALL=1` (as `scripts/test.sh` sets) the
+/// test fails; otherwise a loud notice says the half did not run, and the
+/// caller skips it.
+pub fn missing_prerequisite(what: &str) {
+    assert!(
+        std::env::var("GENI_AM_REQUIRE_ALL").as_deref() != Ok("1"),
+        "GENI_AM_REQUIRE_ALL=1 but {what}"
+    );
+    eprintln!("\n*** {what}: this part of the test did NOT run ***\n");
+}
+
 /// The root of this workspace.
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -63,7 +75,7 @@ pub fn corpus_dir() -> PathBuf {
 /// Defines, for each named function `fn NAME(store: Store)`, a module
 /// `NAME` with the tests `sqlite` and `postgres` running it on a SQLite
 /// file and on a fresh PostgreSQL database (skipped with a notice when
-/// `DATABASE_URL` is unset, unless `GENI_AM_REQUIRE_PG=1`).
+/// `DATABASE_URL` is unset, unless `GENI_AM_REQUIRE_ALL=1`).
 #[macro_export]
 macro_rules! on_both_stores {
     ($($name:ident),* $(,)?) => {$(

@@ -251,7 +251,7 @@ pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
 /// Defines, for each named function `fn NAME(version: &str, store: Store)`,
 /// a module `NAME` with one test per release of [`VERSIONS`] on SQLite and
 /// one on PostgreSQL for the newest release (skipped with a notice when
-/// `DATABASE_URL` is unset, unless `GENI_AM_REQUIRE_PG=1`).
+/// `DATABASE_URL` is unset, unless `GENI_AM_REQUIRE_ALL=1`).
 #[macro_export]
 macro_rules! on_opennebula {
     ($($name:ident),* $(,)?) => {$(

@@ -5,6 +5,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    am_fuzz_documents::parse_with_every_parser(&String::from_utf8_lossy(data));
-});
+fuzz_target!(|data: &[u8]| am_fuzz::one::one_documents(data));

@@ -178,6 +178,18 @@ pub fn request(client_ids: &[&str], sliver_type: &str) -> String {
     )
 }
 
+/// A prerequisite of an optional half of a test is missing (`what` says
+/// which): with `GENI_AM_REQUIRE_ALL=1` (as `scripts/test.sh` sets) the
+/// test fails; otherwise a loud notice says the half did not run, and the
+/// caller skips it.
+pub fn missing_prerequisite(what: &str) {
+    assert!(
+        std::env::var("GENI_AM_REQUIRE_ALL").as_deref() != Ok("1"),
+        "GENI_AM_REQUIRE_ALL=1 but {what}"
+    );
+    eprintln!("\n*** {what}: this part of the test did NOT run ***\n");
+}
+
 /// A PostgreSQL database created for one test and dropped afterwards.
 pub struct PgDatabase {
     admin_url: String,
@@ -188,19 +200,14 @@ pub struct PgDatabase {
 
 impl PgDatabase {
     /// A fresh database on the server of `DATABASE_URL`, or None (with a
-    /// loud notice) when it is unset; with `GENI_AM_REQUIRE_PG=1` an unset
+    /// loud notice) when it is unset; with `GENI_AM_REQUIRE_ALL=1` an unset
     /// `DATABASE_URL` fails the test instead.
     pub fn create(test: &str) -> Option<PgDatabase> {
         use diesel::{Connection, RunQueryDsl};
         let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-            let required = std::env::var("GENI_AM_REQUIRE_PG").is_ok_and(|v| v == "1");
-            eprintln!(
-                "\n*** {test}: DATABASE_URL is not set: the PostgreSQL half of this test did NOT run ***\n"
-            );
-            assert!(
-                !required,
-                "GENI_AM_REQUIRE_PG=1 but DATABASE_URL is not set"
-            );
+            missing_prerequisite(&format!(
+                "{test}: DATABASE_URL is not set (the PostgreSQL half)"
+            ));
             return None;
         };
         let name = format!("geni_am_test_{}", uuid::Uuid::new_v4().simple());

@@ -3,18 +3,6 @@
 
 #![no_main]
 
-use credentials::cert::parse_chain;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(chain) = parse_chain(data) else {
-        return;
-    };
-    for cert in &chain {
-        let _ = (cert.require_urn(), cert.uuid(), cert.emails(), cert.dns_names());
-        let _ = (cert.legacy(), cert.algorithms(), cert.is_self_signed(), cert.key_id());
-        let der = cert.to_der();
-        let again = credentials::cert::GeniCert::from_der(&der).expect("own DER re-parses");
-        assert!(again.same_cert(cert));
-    }
-});
+fuzz_target!(|data: &[u8]| credentials_fuzz::cert(data));
