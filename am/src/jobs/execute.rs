@@ -33,17 +33,21 @@ pub enum JobError {
 }
 
 impl JobError {
-    /// Whether trying again later may succeed. Capacity refusals count:
-    /// the store holds a deleted sliver's capacity until its destroy job
-    /// is done, but the cloud may still be busy freeing it, or hold VMs
-    /// the store does not count (another aggregate, an operator), so a
-    /// new VM may briefly not fit.
+    /// Whether trying again later may succeed: the cloud was unreachable,
+    /// busy (a locked object, a VM between states) or the store failed.
+    /// A quota or capacity refusal is not: the cloud answered that the VM
+    /// does not fit, and the sliver fails at once with its message.
     pub fn is_transient(&self) -> bool {
         match self {
-            JobError::Backend(err) => err.class() != crate::backend::ErrorClass::Permanent,
+            JobError::Backend(err) => err.is_transient(),
             JobError::Store(_) | JobError::Waiting(_) => true,
             JobError::Request(_) => false,
         }
+    }
+
+    /// Whether the cloud did not answer at all.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, JobError::Backend(err) if err.is_unreachable())
     }
 }
 
