@@ -5,6 +5,7 @@
 
 use super::networks::{self, Attachment};
 use super::{Context, observe};
+use crate::backend::Compute as _;
 use crate::backend::{BackendError, VmHandle, VmSpec, VmState};
 use crate::core::types::{AllocationState, OperationalState, UserKeys};
 use crate::store::jobs::{JobKind, JobRow};

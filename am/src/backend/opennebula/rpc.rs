@@ -246,7 +246,10 @@ mod tests {
         assert!(BackendError::from(transport).is_unreachable());
         let locked = refused(0x8000, "The resource virtual machine is locked. [3].");
         assert!(locked.is_retryable());
-        assert!(!BackendError::from(locked).is_unreachable(), "oned answered");
+        assert!(
+            !BackendError::from(locked).is_unreachable(),
+            "oned answered"
+        );
         assert!(
             refused(
                 8192,
