@@ -102,12 +102,17 @@ fn an_outage_longer_than_the_retry_budget_holds_work_until_oned_answers(mut harn
     );
     let provision = &harness.store.jobs_of_sliver(&new[0]).unwrap()[0];
     assert_eq!(provision.state, JobState::Queued.as_str(), "{provision:?}");
-    let outage = harness.store.outage().unwrap().expect("the outage recorded");
+    let outage = harness
+        .store
+        .outage()
+        .unwrap()
+        .expect("the outage recorded");
     assert!(outage.detail.contains("unreachable"), "{outage:?}");
     let held = status(&harness, LATE).remove(0);
     assert_eq!(held.operational, Op::PendingAllocation, "{held:?}");
     assert!(
-        held.error.starts_with("held up: the cloud has not answered since")
+        held.error
+            .starts_with("held up: the cloud has not answered since")
             && held.error.contains("OpenNebula unreachable"),
         "geni_error names the outage: {:?}",
         held.error
@@ -127,7 +132,10 @@ fn an_outage_longer_than_the_retry_budget_holds_work_until_oned_answers(mut harn
         Some(DONE),
         "the deleted sliver's VM terminated"
     );
-    assert!(harness.store.outage().unwrap().is_none(), "the outage ended");
+    assert!(
+        harness.store.outage().unwrap().is_none(),
+        "the outage ended"
+    );
     let resumed = status(&harness, LATE).remove(0);
     assert_eq!(resumed.error, "", "{resumed:?}");
     assert_eq!(advertised_available(&harness), [true]);

@@ -181,7 +181,11 @@ fn due_destructions_are_claimed_before_earlier_work_and_an_outage_end_wakes_retr
     assert_eq!(held.len(), 2);
     let later = now + TimeDelta::seconds(600);
     for job in &held {
-        assert!(store.retry_job(&job.id, "worker", "down", later, now).unwrap());
+        assert!(
+            store
+                .retry_job(&job.id, "worker", "down", later, now)
+                .unwrap()
+        );
     }
     assert!(store.begin_outage("down", now).unwrap());
     assert!(!store.begin_outage("down", now).unwrap(), "already begun");

@@ -46,6 +46,11 @@ impl JobError {
         }
     }
 
+    /// Whether the cloud refused for lack of quota or capacity.
+    pub fn is_capacity(&self) -> bool {
+        matches!(self, JobError::Backend(err) if err.class() == crate::backend::ErrorClass::Capacity)
+    }
+
     /// Whether the cloud did not answer at all.
     pub fn is_unreachable(&self) -> bool {
         matches!(self, JobError::Backend(err) if err.is_unreachable())

@@ -7,8 +7,9 @@
 //! destruction of a VM or a link network is never given up, since what
 //! is left behind would hold capacity and addresses for good. Refusals
 //! (quota, capacity, a bad request) fail the job and its sliver at once
-//! with the backend's message; a sliver whose VM was never created
-//! releases its capacity.
+//! with the backend's message — a quota or capacity refusal waits only
+//! while this aggregate's own destructions are pending; a sliver whose
+//! VM was never created releases its capacity.
 
 use super::execute::{self, JobError};
 use super::{Context, StopSignal};
@@ -93,7 +94,7 @@ fn record(
             cx.store.finish_job(&job.id, owner, now)?;
         }
         Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
-        Err(err) if err.is_transient() && keeps_trying(cx, job, now)? => {
+        Err(err) if worth_retrying(cx, &err)? && keeps_trying(cx, job, now)? => {
             let wait = cx.config.backoff(attempts);
             if err.is_unreachable() {
                 // The outage is logged once, where it is detected.
@@ -106,7 +107,7 @@ fn record(
                 .retry_job(&job.id, owner, &err.to_string(), run_after, now)?;
         }
         Err(err) => {
-            let message = if err.is_transient() {
+            let message = if worth_retrying(cx, &err)? {
                 format!("given up when the sliver expired: {err}")
             } else {
                 err.to_string()
@@ -123,6 +124,14 @@ fn record(
         }
     }
     Ok(())
+}
+
+/// Whether trying `err`'s job again may succeed: a transient error, or a
+/// quota or capacity refusal while destructions of this aggregate's VMs
+/// are still to run (the room they hold in the cloud is about to be
+/// freed; the store already counts it free).
+fn worth_retrying(cx: &Context, err: &JobError) -> Result<bool, crate::store::StoreError> {
+    Ok(err.is_transient() || (err.is_capacity() && cx.store.destructions_pending()?))
 }
 
 /// Whether a job that failed transiently at `now` is tried again:

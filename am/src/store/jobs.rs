@@ -391,6 +391,19 @@ impl Store {
         })
     }
 
+    /// Whether a VM's destruction is queued or running: the cloud is
+    /// about to have more room than it has now.
+    pub fn destructions_pending(&self) -> StoreResult<bool> {
+        self.read(|conn| {
+            let pending: i64 = jobs::table
+                .filter(jobs::kind.eq(JobKind::Destroy.as_str()))
+                .filter(jobs::state.eq_any([JobState::Queued.as_str(), JobState::Running.as_str()]))
+                .count()
+                .get_result(conn)?;
+            Ok(pending > 0)
+        })
+    }
+
     /// Every job of `sliver_urn`, oldest first (for tests and operators).
     pub fn jobs_of_sliver(&self, sliver_urn: &str) -> StoreResult<Vec<JobRow>> {
         self.read(|conn| {
