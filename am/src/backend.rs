@@ -288,6 +288,11 @@ pub enum BackendError {
     /// A failure that may go away by itself; the operation can be retried.
     #[error("backend temporarily unavailable: {0}")]
     Transient(String),
+    /// The cloud did not answer at all (connection refused or reset, a
+    /// timeout, an HTTP 5xx): transient, and the sign of an outage that
+    /// holds up all work until the cloud answers again.
+    #[error("backend unreachable: {0}")]
+    Unreachable(String),
     /// A failure retrying will not fix (bad image, refused operation).
     #[error("backend refused the operation: {0}")]
     Permanent(String),
@@ -308,7 +313,7 @@ impl BackendError {
     /// The class that decides between retrying and failing the sliver.
     pub fn class(&self) -> ErrorClass {
         match self {
-            BackendError::Transient(_) => ErrorClass::Transient,
+            BackendError::Transient(_) | BackendError::Unreachable(_) => ErrorClass::Transient,
             BackendError::Capacity(_) => ErrorClass::Capacity,
             BackendError::Permanent(_) | BackendError::NotFound { .. } => ErrorClass::Permanent,
         }
@@ -317,6 +322,11 @@ impl BackendError {
     /// Whether the operation is worth retrying later.
     pub fn is_transient(&self) -> bool {
         self.class() == ErrorClass::Transient
+    }
+
+    /// Whether the cloud did not answer at all (an outage, not a refusal).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, BackendError::Unreachable(_))
     }
 }
 
@@ -413,7 +423,10 @@ mod tests {
 
     #[test]
     fn errors_are_classified_for_retries() {
-        assert!(BackendError::Transient("timeout".into()).is_transient());
+        assert!(BackendError::Transient("locked".into()).is_transient());
+        let down = BackendError::Unreachable("connection refused".into());
+        assert!(down.is_transient() && down.is_unreachable());
+        assert!(!BackendError::Transient("locked".into()).is_unreachable());
         assert_eq!(
             BackendError::Capacity("quota".into()).class(),
             ErrorClass::Capacity

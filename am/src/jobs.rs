@@ -5,7 +5,8 @@
 //! the second), the reconciler (VMs no live sliver owns are destroyed;
 //! slivers whose VM vanished fail), and the inventory refresh (the
 //! components, and so the advertisement, follow the cloud's hosts), and
-//! the purger (the store forgets what its retention lets go).
+//! the purger (the store forgets what its retention lets go). Every call
+//! to the backend is watched for outages (see [`outage`]).
 //! Requests never wait for any of it: they read the state these threads
 //! write to the store.
 
@@ -15,6 +16,7 @@ mod inventory;
 mod launch;
 mod networks;
 mod observe;
+mod outage;
 mod poller;
 mod purger;
 mod reaper;
@@ -33,7 +35,8 @@ use std::time::Duration;
 /// What every background thread shares.
 struct Context {
     store: Store,
-    backend: Arc<dyn Compute>,
+    /// The backend, watched for outages.
+    backend: outage::Watched,
     config: JobsConfig,
     /// Slivers a worker of this process is handling right now, so two
     /// workers never drive one VM at once.
@@ -125,8 +128,8 @@ pub fn start(
     config: JobsConfig,
 ) -> Result<JobsHandle, LaunchError> {
     let context = Arc::new(Context {
+        backend: outage::Watched::new(backend, store.clone()),
         store,
-        backend,
         config,
         in_flight: Mutex::default(),
         link_networks: Mutex::default(),

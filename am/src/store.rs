@@ -16,6 +16,7 @@ pub mod components;
 pub mod events;
 pub mod jobs;
 pub mod networks;
+pub mod outage;
 pub mod retention;
 mod schema;
 pub mod slices;

@@ -3,8 +3,8 @@
 //! sliver up as soon as the cloud has defined its VM, not after a retry
 //! backoff; a Delete supersedes the queued jobs of a sliver; and a link's
 //! network goes right after its last VM, even when the Delete comes while
-//! the slivers' start jobs wait for their VMs, with two workers and a
-//! retry policy that gives up at once.
+//! the slivers' start jobs wait for their VMs, with two workers and
+//! retries too slow to hide a job waiting in backoff.
 
 mod core_support;
 mod jobs_support;
@@ -23,11 +23,10 @@ use jobs_support::{Harness, SLICE, fast_jobs};
 use std::time::Duration;
 
 /// Retries so slow that any job waiting in backoff misses the deadlines.
-fn slow_retries(max_attempts: u32) -> JobsConfig {
+fn slow_retries() -> JobsConfig {
     JobsConfig {
         retry_base_secs: 60,
         retry_max_secs: 60,
-        max_attempts,
         ..fast_jobs()
     }
 }
@@ -37,20 +36,20 @@ fn slow_retries(max_attempts: u32) -> JobsConfig {
 const DEADLINE: Duration = Duration::from_secs(10);
 
 /// Provisions the two slivers on a cloud slow to define VMs, asks for
-/// `geni_start` at once, and starts the jobs giving up after
-/// `max_attempts`; returns the sliver URNs.
-fn started_right_after_provision(harness: &mut Harness, max_attempts: u32) -> Vec<String> {
+/// `geni_start` at once, and starts the jobs with [`slow_retries`];
+/// returns the sliver URNs.
+fn started_right_after_provision(harness: &mut Harness) -> Vec<String> {
     harness.slow_creation(1500);
     let urns = harness.provision(Utc::now() + TimeDelta::days(1));
     for urn in &urns {
         harness.act(urn, "geni_start", None);
     }
-    harness.start(slow_retries(max_attempts));
+    harness.start(slow_retries());
     urns
 }
 
 fn start_right_after_provision_is_ready_once_the_vm_is_defined(mut harness: Harness) {
-    let urns = started_right_after_provision(&mut harness, 8);
+    let urns = started_right_after_provision(&mut harness);
     for urn in &urns {
         harness.wait_for_within(urn, "geni_ready", DEADLINE, |row| {
             row.operational_state == Op::Ready.as_str()
@@ -82,7 +81,7 @@ fn a_delete_supersedes_the_queued_jobs_of_its_sliver(mut harness: Harness) {
             ("destroy", "queued")
         ]
     );
-    harness.start(slow_retries(1));
+    harness.start(slow_retries());
     harness.wait_cloud_within("the destroy done", DEADLINE, |_| {
         let jobs = harness.store.jobs_of_sliver(&urns[0]).unwrap();
         jobs.iter().all(|j| j.state == JobState::Done.as_str())
@@ -94,7 +93,7 @@ fn a_delete_supersedes_the_queued_jobs_of_its_sliver(mut harness: Harness) {
 }
 
 fn a_link_network_goes_right_after_its_last_vm_and_is_never_abandoned(mut harness: Harness) {
-    let urns = started_right_after_provision(&mut harness, 1);
+    let urns = started_right_after_provision(&mut harness);
     harness.wait_cloud_within("both VMs on the network", DEADLINE, |cloud| {
         cloud.networks().len() == 1 && urns.iter().all(|urn| cloud.spec_of(urn).is_some())
     });

@@ -2,7 +2,8 @@
 //! holder finished, retried or failed; an expired lease lets another
 //! worker claim the job again; the jobs of one sliver are claimed one at
 //! a time in order, a deferral is no attempt and a destroy supersedes the
-//! queued jobs of its sliver; concurrent claimers (threads with their own
+//! queued jobs of its sliver; due destructions go first and the end of an
+//! outage wakes the jobs in backoff; concurrent claimers (threads with their own
 //! pools, on SQLite and PostgreSQL) never get the same job.
 
 mod core_support;
@@ -152,6 +153,50 @@ fn the_jobs_of_one_sliver_run_one_at_a_time_in_order() {
     assert!(claimed(store, now).is_empty(), "behind the running start");
     assert!(store.finish_job(&ids[1], "worker", now).unwrap());
     assert_eq!(claimed(store, now), [destroy]);
+}
+
+#[test]
+fn due_destructions_are_claimed_before_earlier_work_and_an_outage_end_wakes_retries() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let earlier = now - TimeDelta::seconds(60);
+    let starts = enqueue(store, 2, earlier);
+    let destroy = store
+        .write(|conn| {
+            let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+gone");
+            let payload = serde_json::json!({});
+            jobs::enqueue(conn, JobKind::Destroy, SLICE, Some(&sliver), &payload, now)
+        })
+        .unwrap();
+    let first = store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 1)
+        .unwrap();
+    assert_eq!(first[0].id, destroy, "the destruction first");
+
+    // The starts meet an outage and wait in backoff; its end wakes them.
+    let held = store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 2)
+        .unwrap();
+    assert_eq!(held.len(), 2);
+    let later = now + TimeDelta::seconds(600);
+    for job in &held {
+        assert!(
+            store
+                .retry_job(&job.id, "worker", "down", later, now)
+                .unwrap()
+        );
+    }
+    assert!(store.begin_outage("down", now).unwrap());
+    assert!(!store.begin_outage("down", now).unwrap(), "already begun");
+    assert!(claimed(store, now).is_empty(), "in backoff");
+    assert_eq!(store.end_outage(now).unwrap(), Some(now));
+    assert_eq!(store.end_outage(now).unwrap(), None, "already ended");
+    let mut woken = claimed(store, now);
+    woken.sort();
+    let mut expected = starts;
+    expected.sort();
+    assert_eq!(woken, expected);
 }
 
 #[test]

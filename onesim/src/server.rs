@@ -1,6 +1,6 @@
 //! The simulator's HTTP/1.1 server: XML-RPC over POST on `/RPC2`, keep-alive
 //! with oned's limit of 30 calls per connection, request size and inactivity
-//! limits, and the injected transport faults. [`OneSim`] is the handle tests
+//! limits, and the injected transport faults and outages. [`OneSim`] is the handle tests
 //! hold: it starts the server, exposes the control and inspection API, and
 //! stops the server when dropped.
 
@@ -65,6 +65,8 @@ pub enum TransportFault {
 struct Shared {
     cloud: Mutex<Cloud>,
     faults: Mutex<VecDeque<TransportFault>>,
+    /// The fault every request meets while oned is down, if it is.
+    outage: Mutex<Option<TransportFault>>,
     /// Methods whose next call is answered late: (method, delay).
     late_answers: Mutex<Vec<(String, Duration)>>,
     stop: AtomicBool,
@@ -123,6 +125,7 @@ impl OneSim {
         let shared = Arc::new(Shared {
             cloud: Mutex::new(cloud),
             faults: Mutex::new(VecDeque::new()),
+            outage: Mutex::new(None),
             late_answers: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
         });
@@ -203,6 +206,19 @@ impl OneSim {
     /// Applies `fault` to a coming request (faults queue in order).
     pub fn inject_transport_fault(&self, fault: TransportFault) {
         lock(&self.shared.faults).push_back(fault);
+    }
+
+    /// Takes oned down: until [`OneSim::end_outage`], every request meets
+    /// `fault` (a dropped connection, as when oned is stopped or killed;
+    /// an HTTP 500 from a proxy in front of it; a delay past the client's
+    /// timeout), however long that lasts. Nothing reaches the cloud.
+    pub fn begin_outage(&self, fault: TransportFault) {
+        *lock(&self.shared.outage) = Some(fault);
+    }
+
+    /// Brings oned back: requests are answered again.
+    pub fn end_outage(&self) {
+        *lock(&self.shared.outage) = None;
     }
 
     /// The next call of `method` is carried out at once but answered only
@@ -458,7 +474,8 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             return;
         }
         let close = head.close || served == CALLS_PER_CONNECTION;
-        let fault = lock(&shared.faults).pop_front();
+        let down = *lock(&shared.outage);
+        let fault = down.or_else(|| lock(&shared.faults).pop_front());
         match fault {
             Some(TransportFault::Drop) => return,
             Some(TransportFault::Http500) => {

@@ -227,6 +227,30 @@ fn injected_transport_faults() {
 }
 
 #[test]
+fn an_outage_fails_every_request_until_it_ends() {
+    let sim = sim("7.4.0");
+    let call = encode("one.system.version", &[SESSION]);
+    sim.begin_outage(TransportFault::Http500);
+    let mut c = Connection::open(sim.address());
+    for n in 1..=12 {
+        assert_eq!(c.post(&call).expect("answer").status, 500, "call {n}");
+    }
+    sim.begin_outage(TransportFault::Drop);
+    assert!(
+        Connection::open(sim.address()).post(&call).is_none(),
+        "dropped while down"
+    );
+    assert_eq!(
+        sim.call_count("one.system.version"),
+        0,
+        "nothing reached oned"
+    );
+    sim.end_outage();
+    let mut c = Connection::open(sim.address());
+    assert_eq!(decode(&c.post(&call).expect("answer").body).text(), "7.4.0");
+}
+
+#[test]
 fn the_server_stops_when_dropped() {
     let sim = sim("7.4.0");
     let address = sim.address();

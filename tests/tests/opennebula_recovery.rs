@@ -57,10 +57,7 @@ fn boot_failure(version: &str, store: Store) {
 
 fn quota_refusal(version: &str, store: Store) {
     let sim = one::start_sim(version);
-    // Refusals for lack of room are retried (room may free up); once here.
-    let aggregate = one::start_aggregate_with(store, &sim, |table| {
-        set(table, &["jobs", "max_attempts"], 2.into());
-    });
+    let aggregate = one::start_aggregate(store, &sim);
     let mut client = aggregate.client(3);
     let mut slice = one::demo_slice(&aggregate, &mut client);
     slice.allocate(&requests::vms(&["over-quota"]));
@@ -73,6 +70,11 @@ fn quota_refusal(version: &str, store: Store) {
         failed.error
     );
     assert!(sim.vm_ids().is_empty(), "no VM created");
+    assert_eq!(
+        sim.call_count("one.template.instantiate"),
+        1,
+        "a quota refusal is not retried"
+    );
     slice.delete(&[DEMO_SLICE]);
 }
 

@@ -1,10 +1,13 @@
 //! The advertisement (ListResources, AMAPI.md §2.3): the components table
 //! minus current reservations, rendered by `rspec::advert` with the
-//! operational state machine of each sliver type.
+//! operational state machine of each sliver type. While the backend does
+//! not answer, nothing is available: clients must not allocate into a
+//! cloud that cannot provision.
 
 use super::Aggregate;
 use crate::geni::AmError;
 use crate::store::components::{self, ComponentRow, Usage};
+use crate::store::outage;
 use chrono::TimeDelta;
 use rspec::advert::{self, DiskImage, Inventory, InventoryNode, Location, SliverOffer};
 use std::collections::BTreeMap;
@@ -17,13 +20,17 @@ impl Aggregate {
     /// that can take at least one more sliver now.
     pub fn advertisement(&self, available_only: bool) -> Result<String, AmError> {
         let now = self.now();
-        let (inventory, usage) = self.store.read(|conn| {
-            Ok::<_, AmError>((components::all(conn)?, components::usage(conn, now)?))
+        let (inventory, usage, outage) = self.store.read(|conn| {
+            Ok::<_, AmError>((
+                components::all(conn)?,
+                components::usage(conn, now)?,
+                outage::current(conn)?,
+            ))
         })?;
         let free = Usage::default();
         let nodes = inventory
             .iter()
-            .map(|c| node(c, usage.get(&c.id).unwrap_or(&free)))
+            .map(|c| node(c, usage.get(&c.id).unwrap_or(&free), outage.is_none()))
             .filter(|n| n.available || !available_only)
             .collect();
         Ok(advert::build(&Inventory {
@@ -36,13 +43,14 @@ impl Aggregate {
     }
 }
 
-/// One advertised node: available when some sliver type still fits.
-fn node(c: &ComponentRow, used: &Usage) -> InventoryNode {
-    let available = c
-        .details
-        .sliver_types
-        .iter()
-        .any(|s| c.fits(used, s.cpus, s.memory_mb, false));
+/// One advertised node: available when the cloud `answers` and some
+/// sliver type still fits.
+fn node(c: &ComponentRow, used: &Usage, answers: bool) -> InventoryNode {
+    let available = answers
+        && c.details
+            .sliver_types
+            .iter()
+            .any(|s| c.fits(used, s.cpus, s.memory_mb, false));
     InventoryNode {
         component_id: c.id.clone(),
         component_name: c.name.clone(),

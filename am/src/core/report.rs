@@ -1,11 +1,13 @@
 //! Describe and Status (AMAPI.md §2.4, §2.8): read-only, from the store
-//! alone (never waiting on the backend).
+//! alone (never waiting on the backend). While the backend does not
+//! answer, the slivers whose work that holds up say so in `geni_error`.
 
 use super::select;
 use super::{Aggregate, SliceReport, StatusReport, manifest};
-use crate::core::types::{Selector, SliverInfo};
+use crate::core::types::{OperationalState, Selector, SliverInfo};
 use crate::geni::AmError;
 use crate::store::slivers::SliverRow;
+use crate::store::{Conn, outage, upkeep};
 
 impl Aggregate {
     /// The manifest and sliver reports of the selected slivers. A slice
@@ -19,7 +21,7 @@ impl Aggregate {
             Ok(SliceReport {
                 slice_urn: slice_urn.to_owned(),
                 manifest: manifest::render(conn, &self.config, slice_urn, &selection.slivers)?,
-                slivers: infos(&selection.slivers)?,
+                slivers: held_up(conn, infos(&selection.slivers)?)?,
             })
         })
     }
@@ -33,7 +35,7 @@ impl Aggregate {
             selection.require_slivers(selector.slice_urn())?;
             Ok(StatusReport {
                 slice_urn: selector.slice_urn().to_owned(),
-                slivers: infos(&selection.slivers)?,
+                slivers: held_up(conn, infos(&selection.slivers)?)?,
             })
         })
     }
@@ -45,4 +47,27 @@ pub(super) fn infos(rows: &[SliverRow]) -> Result<Vec<SliverInfo>, AmError> {
         .iter()
         .map(|r| r.info())
         .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// `infos` with the backend's outage in progress, if any, named in the
+/// `geni_error` of the slivers whose work it holds up: a job queued or
+/// running, or a state the backend has to finish. A sliver with an error
+/// of its own keeps it.
+fn held_up(conn: &mut Conn, mut infos: Vec<SliverInfo>) -> Result<Vec<SliverInfo>, AmError> {
+    let Some(outage) = outage::current(conn)? else {
+        return Ok(infos);
+    };
+    let pending = upkeep::pending_job_slivers(conn)?;
+    for info in &mut infos {
+        let waits = pending.contains(&info.urn) || info.operational.awaits_backend();
+        if waits && info.error.is_empty() && info.operational != OperationalState::Failed {
+            info.error = format!(
+                "held up: the cloud has not answered since {} ({}); \
+                 this sliver's work resumes when it answers",
+                crate::time::format(&outage.since),
+                outage.detail
+            );
+        }
+    }
+    Ok(infos)
 }

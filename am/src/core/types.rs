@@ -74,6 +74,17 @@ geni_states! {
     }
 }
 
+impl OperationalState {
+    /// Whether a sliver in this state waits for the backend to finish
+    /// something (the poller follows it).
+    pub fn awaits_backend(self) -> bool {
+        matches!(
+            self,
+            Self::PendingAllocation | Self::Configuring | Self::Stopping | Self::ReadyBusy
+        )
+    }
+}
+
 /// What the AM reports about one sliver (the sliver-info struct of
 /// AMAPI.md §2.13).
 #[derive(Debug, Clone, PartialEq, Eq)]

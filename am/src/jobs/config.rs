@@ -1,6 +1,6 @@
 //! The `[jobs]` configuration section: how many workers, leases, polling,
-//! reconciling and inventory intervals, and the retry policy for transient
-//! backend errors. Every key has a default, so the section may be left out.
+//! reconciling and inventory intervals, and the backoff of retries after
+//! transient backend errors. Every key has a default, so the section may be left out.
 
 use serde::Deserialize;
 use std::time::Duration;
@@ -28,12 +28,13 @@ pub struct JobsConfig {
     /// a sooner expiry (a new or shortened lease).
     pub reaper_recheck_ms: u64,
     /// Seconds before the first retry of a transiently failed job; each
-    /// further retry waits twice as long.
+    /// further retry waits twice as long. A transiently failed job is
+    /// retried until its sliver expires (a destruction, for ever).
     pub retry_base_secs: u64,
-    /// Longest wait between two retries, in seconds.
+    /// Longest wait between two retries, in seconds: how long work may
+    /// lag behind a cloud that answers again after an outage, when no
+    /// other call noticed first.
     pub retry_max_secs: u64,
-    /// Attempts after which a job (and its sliver) fails for good.
-    pub max_attempts: u32,
     /// Names this installation's process across restarts, in the leases
     /// of the jobs it runs: at start, jobs still leased under it by an
     /// earlier run (killed mid-job) are claimed again at once instead of
@@ -55,7 +56,6 @@ impl Default for JobsConfig {
             reaper_recheck_ms: 2000,
             retry_base_secs: 1,
             retry_max_secs: 60,
-            max_attempts: 8,
             instance_id: String::new(),
         }
     }
@@ -82,7 +82,6 @@ impl JobsConfig {
             ("reaper_recheck_ms", self.reaper_recheck_ms),
             ("retry_base_secs", self.retry_base_secs),
             ("retry_max_secs", self.retry_max_secs),
-            ("max_attempts", u64::from(self.max_attempts)),
         ];
         match values.iter().find(|(_, value)| *value == 0) {
             Some((key, _)) => Err(JobsConfigError { key }),

@@ -5,6 +5,7 @@
 
 use super::networks::{self, Attachment};
 use super::{Context, observe};
+use crate::backend::Compute as _;
 use crate::backend::{BackendError, VmHandle, VmSpec, VmState};
 use crate::core::types::{AllocationState, OperationalState, UserKeys};
 use crate::store::jobs::{JobKind, JobRow};
@@ -33,17 +34,26 @@ pub enum JobError {
 }
 
 impl JobError {
-    /// Whether trying again later may succeed. Capacity refusals count:
-    /// the store holds a deleted sliver's capacity until its destroy job
-    /// is done, but the cloud may still be busy freeing it, or hold VMs
-    /// the store does not count (another aggregate, an operator), so a
-    /// new VM may briefly not fit.
+    /// Whether trying again later may succeed: the cloud was unreachable,
+    /// busy (a locked object, a VM between states) or the store failed.
+    /// A quota or capacity refusal is not: the cloud answered that the VM
+    /// does not fit, and the sliver fails at once with its message.
     pub fn is_transient(&self) -> bool {
         match self {
-            JobError::Backend(err) => err.class() != crate::backend::ErrorClass::Permanent,
+            JobError::Backend(err) => err.is_transient(),
             JobError::Store(_) | JobError::Waiting(_) => true,
             JobError::Request(_) => false,
         }
+    }
+
+    /// Whether the cloud refused for lack of quota or capacity.
+    pub fn is_capacity(&self) -> bool {
+        matches!(self, JobError::Backend(err) if err.class() == crate::backend::ErrorClass::Capacity)
+    }
+
+    /// Whether the cloud did not answer at all.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, JobError::Backend(err) if err.is_unreachable())
     }
 }
 

@@ -9,6 +9,7 @@
 
 use super::execute::JobError;
 use super::{Context, StopSignal};
+use crate::backend::Compute as _;
 use crate::backend::components::component_rows;
 use crate::store::components::InventoryChanges;
 use chrono::Utc;
@@ -37,6 +38,8 @@ pub fn run(cx: &Context, signal: &StopSignal) {
                     );
                 }
             }
+            // The outage is logged once, where it is detected.
+            Err(err) if err.is_unreachable() => {}
             Err(err) => {
                 if let Some(unlogged) = failures.failed(Instant::now()) {
                     tracing::warn!(

@@ -7,6 +7,7 @@
 
 use super::Context;
 use super::execute::JobError;
+use crate::backend::Compute as _;
 use crate::backend::{NetHandle, NetSpec, NicSpec};
 use crate::core::links::{NodePlan, plan_node};
 use crate::core::types::{AllocationState, InterfaceAddresses};

@@ -21,15 +21,6 @@ pub fn next_state(current: OperationalState, seen: VmState) -> Option<Operationa
     }
 }
 
-/// Whether a sliver in `state` waits for the backend to finish something.
-pub fn is_waiting(state: OperationalState) -> bool {
-    use OperationalState as Op;
-    matches!(
-        state,
-        Op::PendingAllocation | Op::Configuring | Op::Stopping | Op::ReadyBusy
-    )
-}
-
 /// `annotations` updated with the host name of `seen`, the MAC and
 /// address of each interface (the VM's NIC on the interface's network),
 /// and one SSH login per user.
@@ -116,10 +107,10 @@ mod tests {
 
     #[test]
     fn final_states_are_not_waiting() {
-        assert!(is_waiting(Op::Configuring));
-        assert!(!is_waiting(Op::Ready));
-        assert!(!is_waiting(Op::NotReady));
-        assert!(!is_waiting(Op::Failed));
+        assert!(Op::Configuring.awaits_backend());
+        assert!(!Op::Ready.awaits_backend());
+        assert!(!Op::NotReady.awaits_backend());
+        assert!(!Op::Failed.awaits_backend());
     }
 
     #[test]

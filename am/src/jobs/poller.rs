@@ -7,6 +7,7 @@
 
 use super::execute::JobError;
 use super::{Context, StopSignal, observe};
+use crate::backend::Compute as _;
 use crate::backend::VmHandle;
 use crate::core::types::{AllocationState, OperationalState};
 use crate::store::slices;
@@ -14,10 +15,15 @@ use crate::store::slivers::{Observation, SliverRow};
 use chrono::Utc;
 use std::time::Duration;
 
-/// Polls every `poll_interval_ms` until stopped.
+/// Polls every `poll_interval_ms` until stopped. While the backend does
+/// not answer, each round only asks it for its VMs instead, so that the
+/// first answer ends the outage and the held-up work resumes at once.
 pub fn run(cx: &Context, signal: &StopSignal) {
     let interval = Duration::from_millis(cx.config.poll_interval_ms);
     while !signal.sleep(interval) {
+        if cx.backend.is_away() && cx.backend.list_vms().is_err() {
+            continue;
+        }
         if let Err(err) = poll_once(cx) {
             tracing::warn!(%err, "polling slivers in transition failed");
         }
@@ -31,12 +37,17 @@ fn poll_once(cx: &Context) -> Result<(), JobError> {
     for sliver in cx.store.live_slivers()? {
         if sliver.allocation()? != AllocationState::Provisioned
             || busy.contains(&sliver.urn)
-            || !observe::is_waiting(sliver.operational()?)
+            || !sliver.operational()?.awaits_backend()
         {
             continue;
         }
-        if let Err(err) = follow(cx, &sliver) {
-            tracing::warn!(sliver = %sliver.urn, %err, "cannot follow the sliver's VM this round");
+        match follow(cx, &sliver) {
+            // The outage is logged once, where it is detected.
+            Err(err) if err.is_unreachable() => return Ok(()),
+            Err(err) => {
+                tracing::warn!(sliver = %sliver.urn, %err, "cannot follow the sliver's VM this round");
+            }
+            Ok(()) => {}
         }
     }
     Ok(())

@@ -6,6 +6,7 @@
 
 use super::execute::JobError;
 use super::{Context, StopSignal};
+use crate::backend::Compute as _;
 use crate::core::types::{AllocationState, OperationalState};
 use crate::store::slivers::Observation;
 use chrono::Utc;
@@ -16,8 +17,11 @@ use std::time::Duration;
 pub fn run(cx: &Context, signal: &StopSignal) {
     let interval = Duration::from_secs(cx.config.reconcile_interval_secs);
     loop {
-        if let Err(err) = reconcile_once(cx) {
-            tracing::warn!(%err, "reconciling the store with the backend failed");
+        match reconcile_once(cx) {
+            // The outage is logged once, where it is detected.
+            Err(err) if err.is_unreachable() => {}
+            Err(err) => tracing::warn!(%err, "reconciling the store with the backend failed"),
+            Ok(()) => {}
         }
         if signal.sleep(interval) {
             return;

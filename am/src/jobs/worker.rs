@@ -1,14 +1,20 @@
 //! Provisioning workers: claim due jobs with a lease, run them, and finish,
 //! defer (a job that cannot run yet waits a poll interval, not counted as
-//! an attempt), retry (transient errors, with doubling backoff) or fail
-//! them; a job that fails for good fails its sliver with the backend's
-//! message. A link network's destruction is never given up: a network
-//! left behind would hold its address range for good.
+//! an attempt), retry or fail them. Transient errors (the cloud
+//! unreachable, an object locked) never fail work for good: a job is
+//! retried with doubling backoff, capped at `retry_max_secs`, until its
+//! sliver's own deadline (its expiry, when the reaper deletes it); the
+//! destruction of a VM or a link network is never given up, since what
+//! is left behind would hold capacity and addresses for good. Refusals
+//! (quota, capacity, a bad request) fail the job and its sliver at once
+//! with the backend's message — a quota or capacity refusal waits only
+//! while this aggregate's own destructions are pending; a sliver whose
+//! VM was never created releases its capacity.
 
 use super::execute::{self, JobError};
 use super::{Context, StopSignal};
 use crate::store::jobs::{JobKind, JobRow};
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use std::time::Duration;
 
 /// Claims and runs jobs as `owner` until stopped.
@@ -88,25 +94,58 @@ fn record(
             cx.store.finish_job(&job.id, owner, now)?;
         }
         Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
-        Err(err)
-            if err.is_transient()
-                && (attempts < cx.config.max_attempts
-                    || job.kind == JobKind::DestroyNetwork.as_str()) =>
-        {
+        Err(err) if worth_retrying(cx, &err)? && keeps_trying(cx, job, now)? => {
             let wait = cx.config.backoff(attempts);
-            tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
+            if err.is_unreachable() {
+                // The outage is logged once, where it is detected.
+                tracing::debug!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job held up by the outage");
+            } else {
+                tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
+            }
             let run_after = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);
             cx.store
                 .retry_job(&job.id, owner, &err.to_string(), run_after, now)?;
         }
         Err(err) => {
-            let message = err.to_string();
+            let message = if worth_retrying(cx, &err)? {
+                format!("given up when the sliver expired: {err}")
+            } else {
+                err.to_string()
+            };
             tracing::warn!(job = %job.id, kind = %job.kind, %message, "job failed");
             cx.store.fail_job(&job.id, owner, &message, now)?;
             if let Some(sliver) = &job.sliver_urn {
-                cx.store.fail_sliver(sliver, &message, now)?;
+                if job.kind == JobKind::Provision.as_str() {
+                    cx.store.fail_unbuilt_sliver(sliver, &message, now)?;
+                } else {
+                    cx.store.fail_sliver(sliver, &message, now)?;
+                }
             }
         }
     }
     Ok(())
+}
+
+/// Whether trying `err`'s job again may succeed: a transient error, or a
+/// quota or capacity refusal while destructions of this aggregate's VMs
+/// are still to run (the room they hold in the cloud is about to be
+/// freed; the store already counts it free).
+fn worth_retrying(cx: &Context, err: &JobError) -> Result<bool, crate::store::StoreError> {
+    Ok(err.is_transient() || (err.is_capacity() && cx.store.destructions_pending()?))
+}
+
+/// Whether a job that failed transiently at `now` is tried again:
+/// destructions always, other jobs while their sliver has not expired.
+fn keeps_trying(
+    cx: &Context,
+    job: &JobRow,
+    now: DateTime<Utc>,
+) -> Result<bool, crate::store::StoreError> {
+    if matches!(job.job_kind()?, JobKind::Destroy | JobKind::DestroyNetwork) {
+        return Ok(true);
+    }
+    let Some(urn) = &job.sliver_urn else {
+        return Ok(true);
+    };
+    Ok(cx.store.sliver(urn)?.is_some_and(|s| s.expires() > now))
 }

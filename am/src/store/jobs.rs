@@ -213,10 +213,21 @@ fn first_of_its_sliver() -> diesel::expression::SqlLiteral<diesel::sql_types::Bo
     ))
 }
 
+/// 0 for destructions, 1 for other jobs: due destructions are claimed
+/// first, so that after an outage the VMs of deleted slivers go before
+/// new ones are made, and their capacity is free for them.
+fn destructions_first() -> diesel::expression::SqlLiteral<diesel::sql_types::Integer> {
+    diesel::dsl::sql(&format!(
+        "CASE WHEN jobs.kind IN ('{}', '{}') THEN 0 ELSE 1 END",
+        JobKind::Destroy.as_str(),
+        JobKind::DestroyNetwork.as_str()
+    ))
+}
+
 /// Ids of jobs that may be claimed at `now` (queued and due, or running
-/// with an expired lease, and first of their sliver), in creation order;
-/// on PostgreSQL the rows are locked and rows locked by other claimers
-/// skipped.
+/// with an expired lease, and first of their sliver), destructions first
+/// then in order of due time and creation; on PostgreSQL the rows are
+/// locked and rows locked by other claimers skipped.
 fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<String>> {
     let due = jobs::state
         .eq(JobState::Queued.as_str())
@@ -227,7 +238,7 @@ fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<Strin
     let query = jobs::table
         .filter(due.or(abandoned))
         .filter(first_of_its_sliver())
-        .order((jobs::run_after, jobs::seq))
+        .order((destructions_first(), jobs::run_after, jobs::seq))
         .select(jobs::id)
         .limit(limit);
     Ok(match conn {
@@ -289,7 +300,7 @@ impl Store {
                 .execute(conn)?;
             Ok(jobs::table
                 .filter(jobs::id.eq_any(&ids))
-                .order((jobs::run_after, jobs::seq))
+                .order((destructions_first(), jobs::run_after, jobs::seq))
                 .load(conn)?)
         })
     }
@@ -377,6 +388,19 @@ impl Store {
                 ))
                 .execute(conn)?;
             Ok(stale.len())
+        })
+    }
+
+    /// Whether a VM's destruction is queued or running: the cloud is
+    /// about to have more room than it has now.
+    pub fn destructions_pending(&self) -> StoreResult<bool> {
+        self.read(|conn| {
+            let pending: i64 = jobs::table
+                .filter(jobs::kind.eq(JobKind::Destroy.as_str()))
+                .filter(jobs::state.eq_any([JobState::Queued.as_str(), JobState::Running.as_str()]))
+                .count()
+                .get_result(conn)?;
+            Ok(pending > 0)
         })
     }
 

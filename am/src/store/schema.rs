@@ -105,3 +105,12 @@ diesel::table! {
         created_at -> BigInt,
     }
 }
+
+diesel::table! {
+    backend_outage (id) {
+        id -> BigInt,
+        since -> Nullable<BigInt>,
+        detail -> Text,
+        updated_at -> BigInt,
+    }
+}

@@ -333,6 +333,23 @@ impl Store {
 
     /// Marks a live sliver `geni_failed` with `error` for the experimenter.
     pub fn fail_sliver(&self, urn: &str, error: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        self.fail(urn, error, false, now)
+    }
+
+    /// Fails the sliver `urn` whose VM was never created (its creation
+    /// was refused): it holds no capacity any more, so what it reserved
+    /// is free for other requests at once.
+    pub fn fail_unbuilt_sliver(
+        &self,
+        urn: &str,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        self.fail(urn, error, true, now)
+    }
+
+    /// Marks a live sliver failed, releasing its capacity if `release`.
+    fn fail(&self, urn: &str, error: &str, release: bool, now: DateTime<Utc>) -> StoreResult<bool> {
         let report = Report {
             now,
             kind: "failed",
@@ -341,6 +358,9 @@ impl Store {
         update_live(self, urn, report, |row| {
             row.operational_state = OperationalState::Failed.as_str().to_owned();
             row.error = error.to_owned();
+            if release {
+                (row.cpus, row.memory_mb, row.exclusive) = (0, 0, false);
+            }
         })
     }
 

@@ -26,18 +26,21 @@ fn next_expiry(conn: &mut Conn) -> StoreResult<Option<DateTime<Utc>>> {
     Ok(earliest.map(from_unix))
 }
 
+/// URNs of slivers with a queued or running job.
+pub fn pending_job_slivers(conn: &mut Conn) -> StoreResult<HashSet<String>> {
+    let pending = [JobState::Queued.as_str(), JobState::Running.as_str()];
+    let urns: Vec<Option<String>> = jobs::table
+        .filter(jobs::state.eq_any(pending))
+        .select(jobs::sliver_urn)
+        .distinct()
+        .load(conn)?;
+    Ok(urns.into_iter().flatten().collect())
+}
+
 impl Store {
     /// URNs of slivers with a queued or running job.
     pub fn slivers_with_pending_jobs(&self) -> StoreResult<HashSet<String>> {
-        let pending = [JobState::Queued.as_str(), JobState::Running.as_str()];
-        self.read(|conn| {
-            let urns: Vec<Option<String>> = jobs::table
-                .filter(jobs::state.eq_any(pending))
-                .select(jobs::sliver_urn)
-                .distinct()
-                .load(conn)?;
-            Ok(urns.into_iter().flatten().collect())
-        })
+        self.read(pending_job_slivers)
     }
 
     /// When the next live sliver expires, if any is live.

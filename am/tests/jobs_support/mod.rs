@@ -126,7 +126,6 @@ pub fn fast_jobs() -> JobsConfig {
         reaper_recheck_ms: 500,
         retry_base_secs: 1,
         retry_max_secs: 2,
-        max_attempts: 5,
         instance_id: String::new(),
     }
 }

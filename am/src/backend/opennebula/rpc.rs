@@ -193,6 +193,8 @@ impl From<RpcError> for crate::backend::BackendError {
         use crate::backend::BackendError;
         if err.is_capacity() {
             BackendError::Capacity(err.to_string())
+        } else if matches!(err, RpcError::Transport { .. }) {
+            BackendError::Unreachable(err.to_string())
         } else if err.is_retryable() {
             BackendError::Transient(err.to_string())
         } else {
@@ -241,7 +243,13 @@ mod tests {
             detail: "connection refused".into(),
         };
         assert!(transport.is_retryable());
-        assert!(refused(0x8000, "The resource virtual machine is locked. [3].").is_retryable());
+        assert!(BackendError::from(transport).is_unreachable());
+        let locked = refused(0x8000, "The resource virtual machine is locked. [3].");
+        assert!(locked.is_retryable());
+        assert!(
+            !BackendError::from(locked).is_unreachable(),
+            "oned answered"
+        );
         assert!(
             refused(
                 8192,

@@ -41,7 +41,7 @@ impl Faults {
             return Ok(());
         }
         self.transient_calls -= 1;
-        Err(BackendError::Transient(format!(
+        Err(BackendError::Unreachable(format!(
             "simulated cloud unreachable during {operation} (injected)"
         )))
     }
