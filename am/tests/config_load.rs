@@ -294,3 +294,13 @@ fn the_dev_credentials_authorise_alice_on_the_demo_slice_and_herself() {
     .unwrap();
     assert_eq!(server.dns_names(), ["am.example.org", "localhost"]);
 }
+
+#[test]
+fn a_file_of_an_earlier_release_with_max_attempts_still_loads() {
+    let (dir, text) = dev_dir();
+    let earlier = format!("{text}\n[jobs]\nmax_attempts = 8\n");
+    let config = load(dir.path(), &earlier).expect("the retired key is accepted");
+    assert_eq!(config.jobs.retired_max_attempts, Some(8));
+    let current = load(dir.path(), &text).unwrap();
+    assert_eq!(current.jobs.retired_max_attempts, None);
+}

@@ -42,6 +42,12 @@ pub struct JobsConfig {
     /// and [`crate::jobs::start`] a name no other process has (so nothing
     /// is reclaimed). Processes sharing one database need distinct names.
     pub instance_id: String,
+    /// `max_attempts` of earlier releases, which failed work after a fixed
+    /// number of transient errors. Still accepted so that their
+    /// configuration files load, and otherwise ignored: `serve` warns
+    /// that it has no effect.
+    #[serde(rename = "max_attempts")]
+    pub retired_max_attempts: Option<u32>,
 }
 
 impl Default for JobsConfig {
@@ -57,6 +63,7 @@ impl Default for JobsConfig {
             retry_base_secs: 1,
             retry_max_secs: 60,
             instance_id: String::new(),
+            retired_max_attempts: None,
         }
     }
 }

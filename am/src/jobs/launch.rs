@@ -50,6 +50,13 @@ pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let threads = config.jobs.workers.saturating_add(5);
     let own = Store::open(&config.store.url, threads)?;
     let mut jobs_config = config.jobs.clone();
+    if let Some(attempts) = jobs_config.retired_max_attempts {
+        tracing::warn!(
+            max_attempts = attempts,
+            "jobs.max_attempts no longer has an effect: transient backend errors are retried \
+             until the sliver expires; remove the key from the configuration"
+        );
+    }
     if jobs_config.instance_id.is_empty() {
         jobs_config.instance_id = format!("{}@{}", host_name(), config.server.listen);
     }
