@@ -643,6 +643,7 @@ fn user_updates_resend_the_whole_context_with_the_arity_of_the_version() {
 fn the_inventory_has_the_usable_hosts_types_and_images() {
     let f = fixture();
     f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
         .recorded("one.hostpool.info", "hostpool.info")
         .recorded("one.imagepool.info", "imagepool.info");
     let inventory = f.cloud.inventory().unwrap();
@@ -651,11 +652,65 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
         [Host {
             component_id: HOST.into(),
             name: "localhost".into(),
-            cpus: 8,
+            cpus: 800,
             memory_mb: 16384,
             max_vms: 32,
+            hardware_type: "dummy-host".into(),
             available: true,
         }]
+    );
+    let kind = &inventory.sliver_types[0];
+    assert_eq!(
+        (kind.name.as_str(), kind.cpus, kind.memory_mb),
+        ("small", 50, 256),
+        "CPU 0.5 in hundredths, as MAX_CPU counts"
+    );
+    let images: Vec<&str> = kind.disk_images.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(images, ["geni-img"]);
+
+    let disabled = payload("hostpool.info").replacen("<STATE>2</STATE>", "<STATE>4</STATE>", 1);
+    let f = fixture_with(|c| c.images = vec!["not-there".into()]);
+    f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
+        .document("one.hostpool.info", &disabled)
+        .recorded("one.imagepool.info", "imagepool.info");
+    let inventory = f.cloud.inventory().unwrap();
+    assert!(inventory.hosts.is_empty(), "a disabled host is not offered");
+    assert!(inventory.sliver_types[0].disk_images.is_empty());
+}
+
+#[test]
+fn an_eight_core_host_counts_sixteen_half_cpu_vms_as_the_scheduler_does() {
+    let f = fixture();
+    f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
+        .recorded("one.hostpool.info", "hostpool.info")
+        .recorded("one.imagepool.info", "imagepool.info");
+    let inventory = f.cloud.inventory().unwrap();
+    let (host, kind) = (&inventory.hosts[0], &inventory.sliver_types[0]);
+    assert_eq!(host.cpus / kind.cpus, 16, "MAX_CPU 800 / CPU 0.5");
+}
+
+#[test]
+fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
+    // VM 0 (CPU 0.5, MEMORY 256) runs on the host: CPU_USAGE 50.
+    let f = fixture();
+    f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-running")
+        .recorded("one.hostpool.info", "hostpool.info-with-vm")
+        .recorded("one.imagepool.info", "imagepool.info");
+    let host = &f.cloud.inventory().unwrap().hosts[0];
+    assert_eq!((host.cpus, host.memory_mb), (750, 16128), "another user's VM");
+    let f = fixture();
+    f.rpc
+        .document("one.vmpool.info", &labelled_pool(0, &format!("geni-am/{TAG}")))
+        .recorded("one.hostpool.info", "hostpool.info-with-vm")
+        .recorded("one.imagepool.info", "imagepool.info");
+    let host = &f.cloud.inventory().unwrap().hosts[0];
+    assert_eq!(
+        (host.cpus, host.memory_mb),
+        (800, 16384),
+        "our own VM: the core counts its sliver"
     );
     let full = payload("hostpool.info").replacen(
         "<CPU_USAGE>0</CPU_USAGE>",
@@ -664,27 +719,31 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
     );
     let f = fixture();
     f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
         .document("one.hostpool.info", &full)
         .recorded("one.imagepool.info", "imagepool.info");
     let host = &f.cloud.inventory().unwrap().hosts[0];
-    assert_eq!(host.cpus, 8, "allocatable, not free");
+    assert_eq!(host.cpus, 20, "7.8 CPUs held by others");
     assert!(!host.available, "0.2 free CPUs cannot take a 0.5 CPU VM");
-    let kind = &inventory.sliver_types[0];
-    assert_eq!(
-        (kind.name.as_str(), kind.cpus, kind.memory_mb),
-        ("small", 1, 256)
-    );
-    let images: Vec<&str> = kind.disk_images.iter().map(|i| i.name.as_str()).collect();
-    assert_eq!(images, ["geni-img"]);
+}
 
-    let disabled = payload("hostpool.info").replacen("<STATE>2</STATE>", "<STATE>4</STATE>", 1);
-    let f = fixture_with(|c| c.images = vec!["not-there".into()]);
-    f.rpc
-        .document("one.hostpool.info", &disabled)
-        .recorded("one.imagepool.info", "imagepool.info");
-    let inventory = f.cloud.inventory().unwrap();
-    assert!(inventory.hosts.is_empty(), "a disabled host is not offered");
-    assert!(inventory.sliver_types[0].disk_images.is_empty());
+#[test]
+fn hosts_are_advertised_as_their_hypervisor_unless_a_type_is_configured() {
+    let kvm = payload("hostpool.info")
+        .replace("<![CDATA[dummy]]>", "<![CDATA[kvm]]>");
+    for (configured, pool, expected) in [
+        (None, payload("hostpool.info"), "dummy-host"),
+        (None, kvm.clone(), "kvm-host"),
+        (Some("pcvm"), kvm, "pcvm"),
+    ] {
+        let f = fixture_with(|c| c.hardware_type = configured.map(str::to_owned));
+        f.rpc
+            .recorded("one.vmpool.info", "vmpool.info-empty")
+            .document("one.hostpool.info", &pool)
+            .recorded("one.imagepool.info", "imagepool.info");
+        let host = &f.cloud.inventory().unwrap().hosts[0];
+        assert_eq!(host.hardware_type, expected);
+    }
 }
 
 #[test]
