@@ -205,10 +205,17 @@ pub fn vm_of(sim: &OneSim, sliver_urn: &str) -> VmDoc {
 /// Instantiates the template on the simulator as an operator (or a lost
 /// call of this aggregate) would, with `LABELS = labels`: the new VM's id.
 pub fn instantiate_outside(sim: &OneSim, labels: &str) -> i32 {
+    instantiate_outside_with(sim, &format!("<LABELS>{labels}</LABELS>"))
+}
+
+/// Instantiates the template on the simulator as another OpenNebula user
+/// would, with `extra` elements (e.g. `<CPU>0.5</CPU>`) in its extra
+/// template, not on hold: the new VM's id.
+pub fn instantiate_outside_with(sim: &OneSim, extra: &str) -> i32 {
     let session = Session::parse(SESSION).expect("the test session parses");
     let client = OneClient::new(ClientSettings::new(&sim.endpoint(), session))
         .expect("a client of the simulator");
-    let extra = format!("<TEMPLATE><LABELS>{labels}</LABELS></TEMPLATE>");
+    let extra = format!("<TEMPLATE>{extra}</TEMPLATE>");
     let params = [
         Param::Int(TEMPLATE_ID),
         Param::Str("outside".into()),
