@@ -198,7 +198,8 @@ pub struct NicSpec {
     /// The link network the NIC is attached to.
     pub network: NetHandle,
     /// The IPv4 address the request asked for; the cloud picks one when
-    /// `None` or when the asked address is taken.
+    /// `None`. A backend that cannot give the asked address fails the
+    /// creation rather than give another.
     pub ip: Option<String>,
 }
 
@@ -218,6 +219,9 @@ pub struct NetSpec {
     pub tag: String,
     /// Name of the network (the link's `client_id`).
     pub name: String,
+    /// The IPv4 addresses the request asks for on the link: the network
+    /// must hold them (or its creation fails); empty, any addresses do.
+    pub addresses: Vec<String>,
 }
 
 /// The power state of a VM as the cloud reports it.

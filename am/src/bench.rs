@@ -239,10 +239,7 @@ impl Session<'_> {
 }
 
 /// The value of a call's answer when `geni_code` is 0, else why not.
-fn answer_value(
-    method: &str,
-    reply: Result<xmlrpc::Reply, ClientError>,
-) -> Result<Value, String> {
+fn answer_value(method: &str, reply: Result<xmlrpc::Reply, ClientError>) -> Result<Value, String> {
     let envelope = match reply {
         Ok(Ok(envelope)) => envelope,
         Ok(Err(fault)) => return Err(format!("{method}: fault {fault:?}")),

@@ -14,11 +14,11 @@ mod network;
 mod persist;
 mod vm;
 
+use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
     BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
     TaggedVm, UserKeys, VmHandle, VmObservation, VmSpec, VmState,
 };
-use crate::backend::components::HARDWARE_TYPE;
 use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};
 use faults::Faults;

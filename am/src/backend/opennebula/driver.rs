@@ -16,7 +16,10 @@
 //!   start on that host are not kept away (the policy documented in the
 //!   example configuration).
 //! * Links: a reservation from a parent network (`one.vn.reserve`) or a
-//!   new VNET (`one.vn.allocate`) per link, named after its tag.
+//!   new VNET (`one.vn.allocate`) per link, named after its tag. A link
+//!   whose request asks for addresses reserves the block that holds them
+//!   (`IP` = the lowest), and a VM never gets another address than the
+//!   one asked for.
 
 use super::config::{OneConfig, OneConfigError, OneSliverType};
 use super::context::SliverContext;
@@ -457,14 +460,20 @@ impl Compute for OpenNebulaCloud {
         let template = self.template(size.template_id)?;
         let record = SliverContext::new(size.template_id, spec);
         let id = match self.instantiate(spec, &template, &record, size) {
-            // A requested address that is taken: the network picks one.
+            // A requested address that is not free: never another one in
+            // its place, the VM would not have the address asked for.
             Err(BackendError::Capacity(err))
                 if err.contains("lease") && spec.networks.iter().any(|n| n.ip.is_some()) =>
             {
-                tracing::info!(tag = %spec.tag, %err, "requested addresses not free; letting OpenNebula choose");
-                let mut any_address = spec.clone();
-                any_address.networks.iter_mut().for_each(|n| n.ip = None);
-                self.instantiate(&any_address, &template, &record, size)
+                let asked: Vec<&str> = spec
+                    .networks
+                    .iter()
+                    .filter_map(|n| n.ip.as_deref())
+                    .collect();
+                Err(BackendError::Permanent(format!(
+                    "the requested link address {} is not free on its link network: {err}",
+                    asked.join(", ")
+                )))
             }
             other => other,
         }?;
@@ -655,12 +664,24 @@ impl Compute for OpenNebulaCloud {
         }
         let id = match (links.parent_network, &links.template) {
             (Some(parent), _) => {
+                let block = AddressBlock::holding(&spec.addresses, links.size)?;
                 let mut reservation = ExtraTemplate::new();
-                reservation
-                    .single("NAME", &name)?
-                    .single("SIZE", &links.size.to_string())?;
+                reservation.single("NAME", &name)?.single(
+                    "SIZE",
+                    &block.as_ref().map_or(links.size, |b| b.size).to_string(),
+                )?;
+                if let Some(block) = &block {
+                    reservation.single("IP", &block.first.to_string())?;
+                }
                 let params = [Param::Int(parent), Param::Str(reservation.to_xml())];
-                self.id_call("one.vn.reserve", &params)?
+                match (self.id_call("one.vn.reserve", &params), &block) {
+                    (Err(RpcError::Refused { message, .. }), Some(block)) => {
+                        return Err(BackendError::Permanent(format!(
+                            "the link's requested addresses {block} cannot be reserved from OpenNebula network {parent} (taken, or outside its address ranges): {message}"
+                        )));
+                    }
+                    (answer, _) => answer?,
+                }
             }
             (None, Some(template)) => {
                 let text = format!("{template}\nNAME = \"{name}\"\n");
@@ -699,6 +720,50 @@ impl Compute for OpenNebulaCloud {
 impl From<TemplateError> for BackendError {
     fn from(err: TemplateError) -> Self {
         BackendError::Permanent(err.to_string())
+    }
+}
+
+/// The addresses a link reservation starts at and spans: from the lowest
+/// requested address, at least the configured size and far enough to hold
+/// the highest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AddressBlock {
+    first: std::net::Ipv4Addr,
+    last: std::net::Ipv4Addr,
+    size: u32,
+}
+
+impl AddressBlock {
+    /// The block for `addresses` (`None` when there are none), refusing a
+    /// text that is not an IPv4 address.
+    fn holding(addresses: &[String], size: u32) -> Result<Option<AddressBlock>, BackendError> {
+        let mut parsed = Vec::with_capacity(addresses.len());
+        for text in addresses {
+            let ip = text.trim().parse::<std::net::Ipv4Addr>().map_err(|_| {
+                BackendError::Permanent(format!(
+                    "the requested link address `{text}` is not an IPv4 address"
+                ))
+            })?;
+            parsed.push(u32::from(ip));
+        }
+        let (Some(low), Some(high)) = (parsed.iter().min(), parsed.iter().max()) else {
+            return Ok(None);
+        };
+        Ok(Some(AddressBlock {
+            first: (*low).into(),
+            last: (*high).into(),
+            size: size.max(high - low + 1),
+        }))
+    }
+}
+
+impl std::fmt::Display for AddressBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.first == self.last {
+            write!(f, "{}", self.first)
+        } else {
+            write!(f, "{}–{}", self.first, self.last)
+        }
     }
 }
 

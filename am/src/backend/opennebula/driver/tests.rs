@@ -700,10 +700,17 @@ fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
         .recorded("one.hostpool.info", "hostpool.info-with-vm")
         .recorded("one.imagepool.info", "imagepool.info");
     let host = &f.cloud.inventory().unwrap().hosts[0];
-    assert_eq!((host.cpus, host.memory_mb), (750, 16128), "another user's VM");
+    assert_eq!(
+        (host.cpus, host.memory_mb),
+        (750, 16128),
+        "another user's VM"
+    );
     let f = fixture();
     f.rpc
-        .document("one.vmpool.info", &labelled_pool(0, &format!("geni-am/{TAG}")))
+        .document(
+            "one.vmpool.info",
+            &labelled_pool(0, &format!("geni-am/{TAG}")),
+        )
         .recorded("one.hostpool.info", "hostpool.info-with-vm")
         .recorded("one.imagepool.info", "imagepool.info");
     let host = &f.cloud.inventory().unwrap().hosts[0];
@@ -729,8 +736,7 @@ fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
 
 #[test]
 fn hosts_are_advertised_as_their_hypervisor_unless_a_type_is_configured() {
-    let kvm = payload("hostpool.info")
-        .replace("<![CDATA[dummy]]>", "<![CDATA[kvm]]>");
+    let kvm = payload("hostpool.info").replace("<![CDATA[dummy]]>", "<![CDATA[kvm]]>");
     for (configured, pool, expected) in [
         (None, payload("hostpool.info"), "dummy-host"),
         (None, kvm.clone(), "kvm-host"),
@@ -752,6 +758,7 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
     let spec = NetSpec {
         tag: "urn:publicid:IDN+am.example+sliver+lan0".into(),
         name: "lan0".into(),
+        addresses: Vec::new(),
     };
     f.rpc
         .recorded("one.vnpool.info", "vnpool.info")
@@ -808,7 +815,7 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
 }
 
 #[test]
-fn a_requested_address_that_is_taken_is_left_to_the_network() {
+fn a_requested_address_that_is_taken_fails_the_vm_instead_of_another_address() {
     let f = fixture();
     let mut spec = spec();
     spec.networks = vec![NicSpec {
@@ -821,27 +828,68 @@ fn a_requested_address_that_is_taken_is_left_to_the_network() {
         message: "[one.template.instantiate] Error allocating a new virtual machine template. Cannot get IP/MAC lease from virtual network 5.".into(),
         object: None,
     };
-    script_reads(&f.rpc)
-        .reply("one.template.instantiate", Err(taken))
-        .id("one.template.instantiate", 9);
-    assert_eq!(f.cloud.create_vm(&spec).unwrap(), VmHandle("9".into()));
-    let sent = f.rpc.take_sent();
-    let nics: Vec<Vec<(String, String)>> = sent
-        .iter()
-        .filter(|s| s.method == "one.template.instantiate")
-        .map(|s| {
-            let (_, extra) = instantiated(std::slice::from_ref(s));
-            extra
-                .into_iter()
-                .filter(|(p, _)| p.starts_with("NIC/"))
-                .collect()
-        })
-        .collect();
-    assert_eq!(value_at(&nics[0], "NIC/IP"), Some("192.168.5.10"));
+    script_reads(&f.rpc).reply("one.template.instantiate", Err(taken));
+    let err = f.cloud.create_vm(&spec).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Permanent, "{err}");
+    assert!(err.to_string().contains("192.168.5.10"), "{err}");
+    let tries = f
+        .rpc
+        .take_methods()
+        .into_iter()
+        .filter(|m| m == "one.template.instantiate")
+        .count();
+    assert_eq!(tries, 1, "no second try without the address");
+}
+
+#[test]
+fn a_link_with_requested_addresses_reserves_the_block_that_holds_them() {
+    let f = fixture();
+    let spec = NetSpec {
+        tag: "urn:publicid:IDN+am.example+sliver+lan1".into(),
+        name: "lan1".into(),
+        addresses: vec![
+            "10.10.0.40".into(),
+            "10.10.0.30".into(),
+            "10.10.0.61".into(),
+        ],
+    };
+    f.rpc
+        .recorded("one.vnpool.info", "vnpool.info")
+        .id("one.vn.reserve", 4);
     assert_eq!(
-        value_at(&nics[1], "NIC/IP"),
-        None,
-        "the second try asks for no address"
+        f.cloud.create_network(&spec).unwrap(),
+        NetHandle("4".into())
     );
-    assert_eq!(nics[1].len(), 2, "the template's NIC and the link's");
+    let sent = f.rpc.take_sent();
+    let Param::Str(xml) = &sent[1].params[1] else {
+        panic!("a template")
+    };
+    let reservation = parse_extra_template(xml);
+    assert_eq!(
+        value_at(&reservation, "IP"),
+        Some("10.10.0.30"),
+        "the lowest"
+    );
+    assert_eq!(value_at(&reservation, "SIZE"), Some("32"), "30 to 61");
+
+    let refused = RpcError::Refused {
+        method: "one.vn.reserve".into(),
+        code: ErrorCode::Action,
+        message: "[one.vn.reserve] Cannot reserve addresses from virtual network 0. Not enough free addresses in an address range".into(),
+        object: None,
+    };
+    f.rpc
+        .recorded("one.vnpool.info", "vnpool.info")
+        .reply("one.vn.reserve", Err(refused));
+    let err = f.cloud.create_network(&spec).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Permanent, "{err}");
+    assert!(err.to_string().contains("10.10.0.30–10.10.0.61"), "{err}");
+
+    let bad = NetSpec {
+        addresses: vec!["10.10.0.300".into()],
+        ..spec
+    };
+    f.rpc.recorded("one.vnpool.info", "vnpool.info");
+    let err = f.cloud.create_network(&bad).unwrap_err();
+    assert!(err.to_string().contains("`10.10.0.300`"), "{err}");
 }

@@ -191,7 +191,10 @@ fn hosts_of_5_x_and_2_x_read_capacity_from_max_and_usage() {
 #[test]
 fn the_hypervisor_is_the_monitored_one_else_the_drivers_of_the_host() {
     both("host.info", |xml| {
-        assert_eq!(parse_host(xml).unwrap().hypervisor.as_deref(), Some("dummy"));
+        assert_eq!(
+            parse_host(xml).unwrap().hypervisor.as_deref(),
+            Some("dummy")
+        );
     });
     let kvm = parse_host(&recorded("pyone-5.4/host_01.xml")).unwrap();
     assert_eq!(kvm.hypervisor.as_deref(), Some("kvm"));
@@ -204,9 +207,15 @@ fn the_hypervisor_is_the_monitored_one_else_the_drivers_of_the_host() {
         "<HOST><ID>3</ID><STATE>0</STATE><IM_MAD>kvm</IM_MAD><VM_MAD>lxc</VM_MAD>\
          {share}<TEMPLATE><HYPERVISOR></HYPERVISOR></TEMPLATE></HOST>"
     );
-    assert_eq!(parse_host(&unmonitored).unwrap().hypervisor.as_deref(), Some("lxc"));
+    assert_eq!(
+        parse_host(&unmonitored).unwrap().hypervisor.as_deref(),
+        Some("lxc")
+    );
     let only_im = format!("<HOST><ID>3</ID><STATE>0</STATE><IM_MAD>kvm</IM_MAD>{share}</HOST>");
-    assert_eq!(parse_host(&only_im).unwrap().hypervisor.as_deref(), Some("kvm"));
+    assert_eq!(
+        parse_host(&only_im).unwrap().hypervisor.as_deref(),
+        Some("kvm")
+    );
     let none = format!("<HOST><ID>3</ID><STATE>0</STATE>{share}</HOST>");
     assert_eq!(parse_host(&none).unwrap().hypervisor, None);
 }
