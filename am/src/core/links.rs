@@ -231,6 +231,12 @@ mod tests {
         let b = plan_node(REQUEST, "am.test", "r1", "b").unwrap();
         assert_eq!(b.nics.len(), 2, "`far` belongs to another aggregate");
         assert_eq!(b.nics[1].link.urn, plan.nics[0].link.urn);
+        assert_eq!(
+            b.nics[1].link.addresses,
+            ["10.1.1.1"],
+            "b's link holds the address a asks for"
+        );
+        assert!(b.nics[0].link.addresses.is_empty());
     }
 
     #[test]
