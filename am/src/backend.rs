@@ -106,12 +106,16 @@ pub struct Host {
     pub component_id: String,
     /// The host's short name, as the advertisement shows it.
     pub name: String,
-    /// CPU cores available to VMs.
+    /// CPU capacity available to VMs, in the unit the cloud's scheduler
+    /// counts and [`SliverType::cpus`] uses: whole cores for the simulated
+    /// cloud, hundredths of a CPU share (`MAX_CPU`) for OpenNebula.
     pub cpus: u32,
     /// Memory available to VMs, in MiB.
     pub memory_mb: u64,
     /// The most VMs the host runs at once.
     pub max_vms: u32,
+    /// The hardware type advertised for it (e.g. `kvm-host`).
+    pub hardware_type: String,
     /// Whether the host can take another VM now (a cloud shared with
     /// others may have filled it); unavailable hosts are advertised as such.
     pub available: bool,
@@ -122,7 +126,8 @@ pub struct Host {
 pub struct SliverType {
     /// The `sliver_type` name used in RSpecs (e.g. `xen-vm`, `small`).
     pub name: String,
-    /// CPU cores one VM of this type takes.
+    /// CPU capacity one VM of this type takes, in the unit of
+    /// [`Host::cpus`].
     pub cpus: u32,
     /// Memory one VM of this type takes, in MiB.
     pub memory_mb: u64,
@@ -193,7 +198,8 @@ pub struct NicSpec {
     /// The link network the NIC is attached to.
     pub network: NetHandle,
     /// The IPv4 address the request asked for; the cloud picks one when
-    /// `None` or when the asked address is taken.
+    /// `None`. A backend that cannot give the asked address fails the
+    /// creation rather than give another.
     pub ip: Option<String>,
 }
 
@@ -213,6 +219,9 @@ pub struct NetSpec {
     pub tag: String,
     /// Name of the network (the link's `client_id`).
     pub name: String,
+    /// The IPv4 addresses the request asks for on the link: the network
+    /// must hold them (or its creation fails); empty, any addresses do.
+    pub addresses: Vec<String>,
 }
 
 /// The power state of a VM as the cloud reports it.

@@ -77,6 +77,45 @@ pub enum BenchError {
     /// A client thread could not be started or panicked.
     #[error("client thread: {0}")]
     Thread(String),
+    /// The sliver type to request could not be read from the advertisement.
+    #[error("no sliver type to request: {0}")]
+    Advertisement(String),
+}
+
+/// The first sliver type the aggregate at `url` advertises on a node
+/// available now (ListResources with `credential`), for a run that names
+/// none: every aggregate offers its own types.
+pub fn advertised_sliver_type(
+    url: &str,
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    ca: Option<&std::path::Path>,
+    credential: &str,
+) -> Result<String, BenchError> {
+    let mut client = Client::new(url, cert, key, ca)?;
+    let options = Value::Struct(BTreeMap::from([
+        ("geni_rspec_version".to_owned(), rspec_version()),
+        ("geni_available".to_owned(), Value::Boolean(true)),
+    ]));
+    let params = [credentials(credential), options];
+    let value = answer_value("ListResources", client.call("ListResources", &params))
+        .map_err(BenchError::Advertisement)?;
+    let advertisement = xmlrpc::as_str(&value).unwrap_or_default();
+    first_sliver_type(advertisement).ok_or_else(|| {
+        BenchError::Advertisement(
+            "the aggregate advertises no sliver type on an available node; name one with --sliver-type"
+                .into(),
+        )
+    })
+}
+
+/// The first `sliver_type` of an available node of an advertisement.
+fn first_sliver_type(advertisement: &str) -> Option<String> {
+    let doc = rspec::tree::Document::parse(advertisement.as_bytes()).ok()?;
+    let root = rspec::view::RSpec::new(&doc).ok()?;
+    root.nodes()
+        .filter(|node| node.available_now() != Some(false))
+        .find_map(|node| Some(node.sliver_type()?.name()?.into_owned()))
 }
 
 /// Runs `options.clients` clients of `options.lifecycles` lifecycles each
@@ -144,10 +183,7 @@ impl Session<'_> {
         let urns = Value::Array(vec![s(&urn)]);
         let version = Value::Struct(BTreeMap::from([(
             "geni_rspec_version".to_owned(),
-            Value::Struct(BTreeMap::from([
-                ("type".to_owned(), s("GENI")),
-                ("version".to_owned(), s("3")),
-            ])),
+            rspec_version(),
         )]));
         let outcome = self
             .call("Provision", vec![urns.clone(), self.creds(), version])
@@ -185,11 +221,7 @@ impl Session<'_> {
     }
 
     fn creds(&self) -> Value {
-        Value::Array(vec![Value::Struct(BTreeMap::from([
-            ("geni_type".to_owned(), s("geni_sfa")),
-            ("geni_version".to_owned(), s("3")),
-            ("geni_value".to_owned(), s(&self.options.credential)),
-        ]))])
+        credentials(&self.options.credential)
     }
 
     /// Calls `method`, records its latency, and returns the envelope's
@@ -202,24 +234,46 @@ impl Session<'_> {
             .entry(method)
             .or_default()
             .push(started.elapsed());
-        let envelope = match reply {
-            Ok(Ok(envelope)) => envelope,
-            Ok(Err(fault)) => return Err(format!("{method}: fault {fault:?}")),
-            Err(error) => return Err(format!("{method}: {error}")),
-        };
-        let code = xmlrpc::member(&envelope, "code")
-            .and_then(|code| xmlrpc::member(code, "geni_code"))
-            .and_then(xmlrpc::as_int);
-        if code != Some(0) {
-            let output = xmlrpc::member(&envelope, "output")
-                .and_then(xmlrpc::as_str)
-                .unwrap_or_default();
-            return Err(format!("{method}: geni_code {code:?}: {output}"));
-        }
-        Ok(xmlrpc::member(&envelope, "value")
-            .cloned()
-            .unwrap_or_else(empty))
+        answer_value(method, reply)
     }
+}
+
+/// The value of a call's answer when `geni_code` is 0, else why not.
+fn answer_value(method: &str, reply: Result<xmlrpc::Reply, ClientError>) -> Result<Value, String> {
+    let envelope = match reply {
+        Ok(Ok(envelope)) => envelope,
+        Ok(Err(fault)) => return Err(format!("{method}: fault {fault:?}")),
+        Err(error) => return Err(format!("{method}: {error}")),
+    };
+    let code = xmlrpc::member(&envelope, "code")
+        .and_then(|code| xmlrpc::member(code, "geni_code"))
+        .and_then(xmlrpc::as_int);
+    if code != Some(0) {
+        let output = xmlrpc::member(&envelope, "output")
+            .and_then(xmlrpc::as_str)
+            .unwrap_or_default();
+        return Err(format!("{method}: geni_code {code:?}: {output}"));
+    }
+    Ok(xmlrpc::member(&envelope, "value")
+        .cloned()
+        .unwrap_or_else(empty))
+}
+
+/// The credentials argument holding one SFA credential.
+fn credentials(credential: &str) -> Value {
+    Value::Array(vec![Value::Struct(BTreeMap::from([
+        ("geni_type".to_owned(), s("geni_sfa")),
+        ("geni_version".to_owned(), s("3")),
+        ("geni_value".to_owned(), s(credential)),
+    ]))])
+}
+
+/// `geni_rspec_version` GENI 3.
+fn rspec_version() -> Value {
+    Value::Struct(BTreeMap::from([
+        ("type".to_owned(), s("GENI")),
+        ("version".to_owned(), s("3")),
+    ]))
 }
 
 /// The first sliver URN of an Allocate value.

@@ -82,7 +82,7 @@ fn a_usable_cloud_passes_every_check() {
         "✓ sliver type small: template 0 `geni-small`: CPU 0.1, MEMORY 128 MiB, CONTEXT with NETWORK = \"YES\", 1 NIC(s)".into(),
         "✓ images: 1 READY: geni-img".into(),
         "✓ links: parent network 0 `geni-net`: 100 of 100 addresses free, 16 per link, room for 6 links".into(),
-        "✓ hosts: 1 of 1 usable: localhost (8 CPU, 16384 MiB free)".into(),
+        "✓ hosts: 1 of 1 usable: localhost (dummy, 8 CPU, 16384 MiB free)".into(),
         "✓ quotas: no VM quota set".into(),
     ];
     for line in &expected {

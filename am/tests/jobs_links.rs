@@ -177,6 +177,7 @@ fn a_network_created_before_a_crash_is_found_again(mut harness: Harness) {
         .create_network(&NetSpec {
             tag: tag.clone(),
             name: "link-0".into(),
+            addresses: Vec::new(),
         })
         .unwrap();
     assert!(harness.store.link_network(&tag).unwrap().is_none());

@@ -93,6 +93,7 @@ fn a_vm_lives_and_dies_on_every_server_generation() {
             .create_network(&NetSpec {
                 tag: "urn:publicid:IDN+am.example+sliver+lan".into(),
                 name: "lan".into(),
+                addresses: Vec::new(),
             })
             .unwrap();
         let mut spec = spec("urn:publicid:IDN+am.example+sliver+1", host);

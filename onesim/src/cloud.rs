@@ -756,6 +756,14 @@ pub fn ip_at(first: &str, index: u32) -> String {
     )
 }
 
+/// The index of `ip` in an address range starting at `first`; `None`
+/// before it or when either is not an IPv4 address.
+pub fn ip_index(first: &str, ip: &str) -> Option<u32> {
+    let a: std::net::Ipv4Addr = first.parse().ok()?;
+    let b: std::net::Ipv4Addr = ip.trim().parse().ok()?;
+    u32::from(b).checked_sub(u32::from(a))
+}
+
 /// The MAC address `index` places after `first`.
 pub fn mac_at(first: &str, index: u32) -> String {
     let digits: String = first.chars().filter(char::is_ascii_hexdigit).collect();

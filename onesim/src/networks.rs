@@ -2,7 +2,7 @@
 //! (`one.vn.allocate`, reservations with `one.vn.reserve`, `one.vn.delete`
 //! refused while leases are in use) and hosts (`one.host.allocate`).
 
-use crate::cloud::{Cloud, Lease, Refusal, Vnet, ip_at, mac_at};
+use crate::cloud::{Cloud, Lease, Refusal, Vnet, ip_at, ip_index, mac_at};
 use crate::template::{self, Template};
 use crate::xml::{Content, Element};
 
@@ -186,7 +186,28 @@ pub fn allocate(cloud: &mut Cloud, text: &str) -> Result<i32, Refusal> {
     Ok(add_vnet(cloud, doc, size))
 }
 
-/// `one.vn.reserve`: carves `SIZE` addresses out of network `parent` into a new network `NAME`.
+/// Whether the `size` addresses from index `first` are inside the AR and free.
+fn block_is_free(vnet: &Vnet, first: u32, size: u32) -> bool {
+    first.checked_add(size).is_some_and(|end| end <= vnet.size)
+        && !vnet
+            .leases
+            .iter()
+            .any(|l| (first..first + size).contains(&l.index))
+}
+
+/// The first free block of `size` addresses at or after the AR's
+/// NEXT_INDEX, wrapping to its start, as oned hands out reservations: a
+/// later reservation gets a later block even when an earlier one was freed.
+fn next_free_block(vnet: &Vnet, size: u32) -> Option<u32> {
+    let starts = vnet.size.max(1);
+    (0..starts)
+        .map(|k| (vnet.next_index + k) % starts)
+        .find(|first| block_is_free(vnet, *first, size))
+}
+
+/// `one.vn.reserve`: carves `SIZE` addresses out of network `parent` into
+/// a new network `NAME`: from `IP` when the template names it, else the
+/// next free block from the parent's NEXT_INDEX.
 pub fn reserve(cloud: &mut Cloud, parent: i32, text: &str) -> Result<i32, Refusal> {
     cloud.received_templates.push(text.to_owned());
     let template = template::parse(text).map_err(|e| refusal(8192, e))?;
@@ -205,17 +226,26 @@ pub fn reserve(cloud: &mut Cloud, parent: i32, text: &str) -> Result<i32, Refusa
     let name = template.single("NAME").unwrap_or("").to_owned();
     let new_id = cloud.next_vnet_id;
     let source = &mut cloud.vnets[index];
-    let free: Vec<u32> = (0..source.size)
-        .filter(|i| !source.leases.iter().any(|l| l.index == *i))
-        .take(size as usize)
-        .collect();
-    if free.len() < size as usize || free.windows(2).any(|w| w[1] != w[0] + 1) {
+    let requested = template
+        .single("IP")
+        .map(str::trim)
+        .filter(|ip| !ip.is_empty());
+    let start = match requested {
+        Some(ip) => ip_index(source.doc.value_at("AR_POOL/AR/IP"), ip)
+            .filter(|first| block_is_free(source, *first, size)),
+        None => next_free_block(source, size),
+    };
+    let Some(start) = start else {
         return Err(refusal(
             2048,
             format!(
                 "Cannot reserve addresses from virtual network {parent}. Not enough free addresses in an address range"
             ),
         ));
+    };
+    let free: Vec<u32> = (start..start + size).collect();
+    if requested.is_none() {
+        source.next_index = (start + size) % source.size.max(1);
     }
     for i in &free {
         source.leases.push(Lease {

@@ -203,6 +203,22 @@ impl OneSim {
         }
     }
 
+    /// Makes a host run `hypervisor` (`kvm`, `lxc` …) as oned reports it:
+    /// its `IM_MAD` and `VM_MAD` drivers and the monitored
+    /// `TEMPLATE/HYPERVISOR`.
+    pub fn set_host_hypervisor(&self, host_id: i32, hypervisor: &str) {
+        let mut cloud = lock(&self.shared.cloud);
+        if let Some(host) = cloud.hosts.iter_mut().find(|h| h.id == host_id) {
+            host.doc.set_value("IM_MAD", hypervisor);
+            host.doc.set_value("VM_MAD", hypervisor);
+            if let Some(template) = host.doc.child_mut("TEMPLATE") {
+                for key in ["HYPERVISOR", "IM_MAD", "VM_MAD"] {
+                    template.set_value(key, hypervisor);
+                }
+            }
+        }
+    }
+
     /// Applies `fault` to a coming request (faults queue in order).
     pub fn inject_transport_fault(&self, fault: TransportFault) {
         lock(&self.shared.faults).push_back(fault);

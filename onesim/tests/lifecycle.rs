@@ -431,6 +431,41 @@ fn networks_are_reserved_allocated_and_deleted() {
 }
 
 #[test]
+fn reservations_take_the_next_block_or_the_one_at_the_asked_ip() {
+    let sim = instant();
+    let mut c = Connection::open(sim.address());
+    let reserve = |c: &mut Connection, template: &'static str| {
+        c.call("one.vn.reserve", &[SESSION, P::I(0), P::S(template)])
+    };
+    let first_ip = |sim: &onesim::OneSim, id: i32| {
+        let doc = sim.vnet_document(id).expect("the reservation exists");
+        let start = doc.find("<IP><![CDATA[").expect("an AR IP") + "<IP><![CDATA[".len();
+        doc[start..start + doc[start..].find(']').expect("closed")].to_owned()
+    };
+    let a = reserve(&mut c, "NAME=a\nSIZE=4\n").int();
+    let b = reserve(&mut c, "NAME=b\nSIZE=4\n").int();
+    assert_eq!(first_ip(&sim, a), "10.10.0.10");
+    assert_eq!(first_ip(&sim, b), "10.10.0.14");
+    assert_eq!(c.call("one.vn.delete", &[SESSION, P::I(a)]).int(), a);
+    let later = reserve(&mut c, "NAME=c\nSIZE=4\n").int();
+    assert_eq!(
+        first_ip(&sim, later),
+        "10.10.0.18",
+        "a later block, not the freed first one"
+    );
+    let asked = reserve(&mut c, "NAME=d\nSIZE=4\nIP=10.10.0.10\n").int();
+    assert_eq!(first_ip(&sim, asked), "10.10.0.10", "the block at IP");
+    for template in [
+        "NAME=e\nSIZE=4\nIP=10.10.0.12\n",
+        "NAME=f\nSIZE=4\nIP=10.9.0.1\n",
+    ] {
+        let (message, code) = reserve(&mut c, template).failure();
+        assert_eq!(code, 2048, "{template}: {message}");
+        assert!(message.contains("Not enough free addresses"), "{message}");
+    }
+}
+
+#[test]
 fn instantiate_merges_the_extra_template_per_attribute() {
     let sim = instant();
     let mut c = Connection::open(sim.address());

@@ -27,8 +27,12 @@ pub const VERSIONS: [&str; 3] = ["5.12.0", "6.10.0", "7.4.0"];
 pub const SESSION: &str = "oneadmin:onetest";
 /// The simulator's template the request's sliver type instantiates.
 pub const TEMPLATE_ID: i32 = 0;
-/// The simulator's network link networks are reserved from.
-pub const PARENT_NETWORK: i32 = 0;
+/// The network link networks are reserved from: `geni-links`, added by
+/// [`start_sim`] beside the recorded `geni-net`, with the addresses
+/// [`crate::requests::lan_address`] asks for.
+pub const PARENT_NETWORK: i32 = 1;
+/// The first address of [`PARENT_NETWORK`]'s range (100 addresses).
+pub const LINKS_FIRST_IP: &str = "10.1.1.1";
 /// The label that tags the aggregate's VMs (`LABELS = "<label>/<URN>"`).
 pub const LABEL: &str = "geni-e2e";
 /// A CONTEXT entry the seeded template carries and every VM must keep.
@@ -45,7 +49,8 @@ pub const RUNNING: (i32, i32) = (3, 3);
 pub const POWEROFF: i32 = 8;
 
 /// Starts a simulator playing `version`, with life-cycle phases of 50 ms,
-/// seeded with a second host and a site entry in the template's CONTEXT.
+/// seeded with a second host, a parent network for links and a site entry
+/// in the template's CONTEXT.
 pub fn start_sim(version: &str) -> OneSim {
     let sim = OneSim::start(SimSettings {
         version: version.to_owned(),
@@ -58,6 +63,22 @@ pub fn start_sim(version: &str) -> OneSim {
         host.doc.set_value("ID", "1");
         host.doc.set_value("NAME", SECOND_HOST);
         cloud.hosts.push(host);
+        let mut links = cloud.vnets[0].clone();
+        links.id = PARENT_NETWORK;
+        links.doc.set_value("ID", PARENT_NETWORK.to_string());
+        links.doc.set_value("NAME", "geni-links");
+        if let Some(ar) = links
+            .doc
+            .child_mut("AR_POOL")
+            .and_then(|pool| pool.child_mut("AR"))
+        {
+            ar.set_value("IP", LINKS_FIRST_IP);
+            ar.set_value("MAC", "02:00:0a:01:01:01");
+            ar.set_value("IP_END", "10.1.1.100");
+            ar.set_value("MAC_END", "02:00:0a:01:01:64");
+        }
+        cloud.vnets.push(links);
+        cloud.next_vnet_id = PARENT_NETWORK + 1;
         let template = cloud.templates[0]
             .child_mut("TEMPLATE")
             .and_then(|t| t.child_mut("CONTEXT"))
@@ -205,10 +226,17 @@ pub fn vm_of(sim: &OneSim, sliver_urn: &str) -> VmDoc {
 /// Instantiates the template on the simulator as an operator (or a lost
 /// call of this aggregate) would, with `LABELS = labels`: the new VM's id.
 pub fn instantiate_outside(sim: &OneSim, labels: &str) -> i32 {
+    instantiate_outside_with(sim, &format!("<LABELS>{labels}</LABELS>"))
+}
+
+/// Instantiates the template on the simulator as another OpenNebula user
+/// would, with `extra` elements (e.g. `<CPU>0.5</CPU>`) in its extra
+/// template, not on hold: the new VM's id.
+pub fn instantiate_outside_with(sim: &OneSim, extra: &str) -> i32 {
     let session = Session::parse(SESSION).expect("the test session parses");
     let client = OneClient::new(ClientSettings::new(&sim.endpoint(), session))
         .expect("a client of the simulator");
-    let extra = format!("<TEMPLATE><LABELS>{labels}</LABELS></TEMPLATE>");
+    let extra = format!("<TEMPLATE>{extra}</TEMPLATE>");
     let params = [
         Param::Int(TEMPLATE_ID),
         Param::Str("outside".into()),

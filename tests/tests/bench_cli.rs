@@ -1,6 +1,7 @@
 //! `geni-am bench` against the real binary: N clients run full v3
 //! lifecycles and the report names every method with its percentiles and
-//! the lifecycles per second.
+//! the lifecycles per second; without `--sliver-type` it requests a type
+//! the aggregate advertises.
 
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::database::Store;
@@ -48,6 +49,39 @@ fn bench_runs_lifecycles() {
         "totals:\n{report}"
     );
     assert!(report.contains("lifecycles/s"));
+}
+
+#[test]
+fn bench_requests_a_sliver_type_the_aggregate_advertises_when_none_is_named() {
+    let aggregate = Aggregate::start_with(Store::Sqlite, |table| {
+        let types = table
+            .get_mut("backend")
+            .and_then(|b| b.get_mut("sim"))
+            .and_then(|s| s.get_mut("sliver_types"))
+            .and_then(toml::Value::as_array_mut)
+            .expect("dev init configures sliver types");
+        for kind in types.iter_mut().filter_map(toml::Value::as_table_mut) {
+            let renamed = format!("site-{}", kind["name"].as_str().unwrap_or("vm"));
+            kind.insert("name".into(), renamed.into());
+        }
+    });
+    let output = Command::new(geni_am_tests::geni_am_bin())
+        .arg("bench")
+        .arg("--config")
+        .arg(aggregate.config())
+        .args(["--clients", "1", "--lifecycles", "1"])
+        .output()
+        .expect("geni-am bench runs");
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "bench failed:\n{report}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        report.contains("1 lifecycles completed, 0 failed"),
+        "totals:\n{report}"
+    );
 }
 
 #[test]

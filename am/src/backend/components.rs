@@ -7,7 +7,8 @@
 use super::{Host, Inventory, SliverType};
 use crate::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
 
-/// The hardware type advertised for every host of a cloud of VMs.
+/// The hardware type of a host of VMs whose hypervisor is not known
+/// otherwise (every host of the simulated cloud).
 pub const HARDWARE_TYPE: &str = "kvm-host";
 
 /// One shared (not exclusive) row per host, available when the cloud says
@@ -26,7 +27,7 @@ pub fn component_rows(inventory: &Inventory) -> Vec<ComponentRow> {
             exclusive: false,
             available: host.available,
             details: ComponentDetails {
-                hardware_types: vec![HARDWARE_TYPE.to_owned()],
+                hardware_types: vec![host.hardware_type.clone()],
                 sliver_types: inventory
                     .sliver_types
                     .iter()

@@ -14,6 +14,7 @@ mod network;
 mod persist;
 mod vm;
 
+use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
     BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
     TaggedVm, UserKeys, VmHandle, VmObservation, VmSpec, VmState,
@@ -486,6 +487,7 @@ fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
                 cpus: h.cpus,
                 memory_mb: h.memory_mb,
                 max_vms: h.max_vms,
+                hardware_type: HARDWARE_TYPE.to_owned(),
                 available: true,
             })
             .collect(),

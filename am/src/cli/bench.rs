@@ -4,7 +4,7 @@
 //! lifecycles per second. The client files default to the ones
 //! `geni-am dev init` writes beside the configuration.
 
-use crate::bench::{BenchOptions, Report, run};
+use crate::bench::{BenchOptions, Report, advertised_sliver_type, run};
 use crate::cli::dev::pki::{AUTHORITY, SLICE};
 use crate::config::Config;
 use clap::Args;
@@ -39,9 +39,10 @@ pub struct BenchArgs {
     /// Slice URN the credential is for [default: the development slice].
     #[arg(long, value_name = "URN")]
     pub slice: Option<String>,
-    /// Sliver type requested.
-    #[arg(long, value_name = "NAME", default_value = "default-vm")]
-    pub sliver_type: String,
+    /// Sliver type requested [default: the first one the aggregate
+    /// advertises on an available node].
+    #[arg(long, value_name = "NAME")]
+    pub sliver_type: Option<String>,
     /// Seconds a sliver gets to become ready.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub ready_timeout: u64,
@@ -87,17 +88,25 @@ impl BenchArgs {
             anyhow::anyhow!("cannot read credential {}: {e}", credential_file.display())
         })?;
         anyhow::ensure!(self.clients > 0, "--clients must be at least 1");
+        let url = config.server.api_url(3);
+        let cert = or_beside(&self.cert, "alice-cert.pem");
+        let key = or_beside(&self.key, "alice-key.pem");
+        let ca = or_beside(&self.ca, "ca-cert.pem");
+        let sliver_type = match &self.sliver_type {
+            Some(name) => name.clone(),
+            None => advertised_sliver_type(&url, &cert, &key, Some(&ca), &credential)?,
+        };
         Ok(BenchOptions {
-            url: config.server.api_url(3),
-            cert: or_beside(&self.cert, "alice-cert.pem"),
-            key: or_beside(&self.key, "alice-key.pem"),
-            ca: Some(or_beside(&self.ca, "ca-cert.pem")),
+            url,
+            cert,
+            key,
+            ca: Some(ca),
             slice_urn: self
                 .slice
                 .clone()
                 .unwrap_or_else(|| format!("urn:publicid:IDN+{AUTHORITY}+slice+{SLICE}")),
             credential,
-            sliver_type: self.sliver_type.clone(),
+            sliver_type,
             clients: self.clients,
             lifecycles: self.lifecycles,
             ready_timeout: Duration::from_secs(self.ready_timeout),

@@ -9,7 +9,7 @@ use crate::backend::{ExecuteSpec, InstallSpec};
 use rspec::manifest::ownership::same_urn;
 use rspec::manifest::urn_authority;
 use rspec::tree::Document;
-use rspec::view::{Link, Node, RSpec};
+use rspec::view::{Interface, Ip, Link, Node, RSpec};
 
 /// The shell an `<execute>` without `shell` runs in.
 const DEFAULT_SHELL: &str = "sh";
@@ -25,6 +25,10 @@ pub struct LinkSliver {
     pub urn: String,
     /// The link's `client_id`, the network's name.
     pub client_id: String,
+    /// The IPv4 addresses the request asks for on the link's interfaces
+    /// (of every node), in document order: the link's network must hold
+    /// them.
+    pub addresses: Vec<String>,
 }
 
 /// One interface of a node on a link network.
@@ -85,14 +89,16 @@ pub fn plan_node(
         let Some(link_id) = on_link.and_then(Link::client_id) else {
             continue;
         };
-        let ip = interface
-            .ips()
-            .find(|ip| ip.kind().is_none_or(|k| k.eq_ignore_ascii_case("ipv4")));
+        let ip = ipv4(&interface);
+        let addresses = on_link
+            .map(|l| link_addresses(&root, l))
+            .unwrap_or_default();
         plan.nics.push(PlannedNic {
             interface: interface_id.into_owned(),
             link: LinkSliver {
                 urn: link_sliver_urn(authority, request_id, &link_id),
                 client_id: link_id.into_owned(),
+                addresses,
             },
             ip: ip
                 .as_ref()
@@ -105,6 +111,27 @@ pub fn plan_node(
         });
     }
     Ok(plan)
+}
+
+/// The first IPv4 `<ip>` of an interface.
+fn ipv4<'a>(interface: &Interface<'a>) -> Option<Ip<'a>> {
+    interface
+        .ips()
+        .find(|ip| ip.kind().is_none_or(|k| k.eq_ignore_ascii_case("ipv4")))
+}
+
+/// The IPv4 addresses requested on the interfaces `link` refers to, over
+/// every node of the request.
+fn link_addresses(root: &RSpec<'_>, link: &Link<'_>) -> Vec<String> {
+    let on_link = |id: &str| {
+        link.interface_refs()
+            .any(|r| r.client_id().as_deref() == Some(id))
+    };
+    root.nodes()
+        .flat_map(|node| node.interfaces().collect::<Vec<_>>())
+        .filter(|i| i.client_id().is_some_and(|id| on_link(&id)))
+        .filter_map(|i| Some(ipv4(&i)?.address()?.trim().to_owned()))
+        .collect()
 }
 
 /// True when `link` is a LAN of this aggregate: it names no component
@@ -204,6 +231,12 @@ mod tests {
         let b = plan_node(REQUEST, "am.test", "r1", "b").unwrap();
         assert_eq!(b.nics.len(), 2, "`far` belongs to another aggregate");
         assert_eq!(b.nics[1].link.urn, plan.nics[0].link.urn);
+        assert_eq!(
+            b.nics[1].link.addresses,
+            ["10.1.1.1"],
+            "b's link holds the address a asks for"
+        );
+        assert!(b.nics[0].link.addresses.is_empty());
     }
 
     #[test]

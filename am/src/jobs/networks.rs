@@ -9,7 +9,7 @@ use super::Context;
 use super::execute::JobError;
 use crate::backend::Compute as _;
 use crate::backend::{NetHandle, NetSpec, NicSpec};
-use crate::core::links::{NodePlan, plan_node};
+use crate::core::links::{LinkSliver, NodePlan, plan_node};
 use crate::core::types::{AllocationState, InterfaceAddresses};
 use crate::store::jobs::{self, JobKind, JobRow};
 use crate::store::networks::LinkNetworkRow;
@@ -49,7 +49,7 @@ pub fn attach(cx: &Context, sliver: &SliverRow) -> Result<Attachment, JobError> 
     let mut nics = Vec::with_capacity(plan.nics.len());
     let mut interfaces = Vec::with_capacity(plan.nics.len());
     for nic in &plan.nics {
-        let network = ensure_network(cx, &sliver.slice_urn, &nic.link.urn, &nic.link.client_id)?;
+        let network = ensure_network(cx, &sliver.slice_urn, &nic.link)?;
         interfaces.push(InterfaceAddresses {
             client_id: nic.interface.clone(),
             link: Some(nic.link.urn.clone()),
@@ -74,12 +74,8 @@ pub fn attach(cx: &Context, sliver: &SliverRow) -> Result<Attachment, JobError> 
 /// nodes of a link are provisioned by parallel workers: without the lock
 /// two of them could both find no network and each create one, leaving
 /// the link's VMs on different networks.
-fn ensure_network(
-    cx: &Context,
-    slice_urn: &str,
-    tag: &str,
-    name: &str,
-) -> Result<NetHandle, JobError> {
+fn ensure_network(cx: &Context, slice_urn: &str, link: &LinkSliver) -> Result<NetHandle, JobError> {
+    let (tag, name) = (link.urn.as_str(), link.client_id.as_str());
     let _one_at_a_time = cx
         .link_networks
         .lock()
@@ -90,6 +86,7 @@ fn ensure_network(
     let spec = NetSpec {
         tag: tag.to_owned(),
         name: name.to_owned(),
+        addresses: link.addresses.clone(),
     };
     let handle = cx.backend.create_network(&spec)?;
     let row = LinkNetworkRow::new(tag, slice_urn, name, &handle.0, Utc::now());

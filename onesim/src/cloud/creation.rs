@@ -3,7 +3,7 @@
 //! networks' address ranges, CONTEXT expanded with the generated ETH* entries,
 //! and the template split into TEMPLATE and USER_TEMPLATE.
 
-use super::{Cloud, Lease, Refusal, Step, Vm, Vnet, ip_at, lcm, mac_at, state};
+use super::{Cloud, Lease, Refusal, Step, Vm, Vnet, ip_at, ip_index, lcm, mac_at, state};
 use crate::template::{AttrValue, Template};
 use crate::xml::Element;
 
@@ -514,12 +514,6 @@ fn expand_variables(value: &str, vm_name: &str, user_template: &Template) -> Str
 fn device_name(prefix: &str, index: usize) -> String {
     let letter = char::from(b'a' + u8::try_from(index % 26).unwrap_or(0));
     format!("{prefix}{letter}")
-}
-
-fn ip_index(first: &str, ip: &str) -> Option<u32> {
-    let a: std::net::Ipv4Addr = first.parse().ok()?;
-    let b: std::net::Ipv4Addr = ip.parse().ok()?;
-    u32::from(b).checked_sub(u32::from(a))
 }
 
 fn generated_uuid(id: i32, now: i64) -> String {

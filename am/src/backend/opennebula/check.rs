@@ -396,8 +396,9 @@ fn hosts(client: &OneClient, config: &OneConfig) -> Finding {
         .iter()
         .map(|h| {
             format!(
-                "{} ({} CPU, {} MiB free)",
+                "{} ({}, {} CPU, {} MiB free)",
                 h.name,
+                h.hypervisor.as_deref().unwrap_or("no hypervisor"),
                 h.free_cpus(),
                 h.free_mem_mib()
             )

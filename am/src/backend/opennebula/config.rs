@@ -52,6 +52,11 @@ pub struct OneConfig {
     /// The most VMs advertised per host.
     #[serde(default = "default_max_vms_per_host")]
     pub max_vms_per_host: u32,
+    /// The hardware type advertised for every host (e.g. `pcvm`); unset,
+    /// each host is advertised as `<hypervisor>-host` for the hypervisor
+    /// oned reports for it (`kvm-host`, `lxc-host`, `dummy-host` …).
+    #[serde(default)]
+    pub hardware_type: Option<String>,
     /// Disk image names offered (by image NAME); empty offers every READY
     /// image of the image pool.
     #[serde(default)]
@@ -72,9 +77,10 @@ pub struct OneSliverType {
     pub name: String,
     /// The OpenNebula VM template instantiated for it.
     pub template_id: i32,
-    /// CPU share sent as `CPU` (e.g. `0.5`, `1`); the scheduler allocates it.
+    /// CPU share sent as `CPU` (e.g. `0.5`, `1`); the scheduler allocates
+    /// it, and capacity is counted in it.
     pub cpu: f64,
-    /// Virtual CPUs sent as `VCPU`, advertised as the type's cores.
+    /// Virtual CPUs sent as `VCPU`, the cores the VM sees.
     pub vcpu: u32,
     /// Memory sent as `MEMORY`, in MiB.
     pub memory_mb: u64,
@@ -191,6 +197,12 @@ impl OneConfig {
             return fail(
                 "max_connections",
                 format!("must be from 1 to {MAX_CONNECTIONS} (oned serves 15 connections in all)"),
+            );
+        }
+        if let Some(kind) = self.hardware_type.as_deref().filter(|k| !safe_word(k)) {
+            return fail(
+                "hardware_type",
+                format!("`{kind}` must be letters, digits, `.`, `-` or `_`"),
             );
         }
         if !safe_word(&self.label) {
@@ -453,6 +465,10 @@ mod tests {
             "backend.opennebula.max_connections"
         );
         assert_eq!(key(|c| c.label = "a/b".into()), "backend.opennebula.label");
+        assert_eq!(
+            key(|c| c.hardware_type = Some("kvm host".into())),
+            "backend.opennebula.hardware_type"
+        );
         assert_eq!(
             key(|c| c.sliver_types[0].cpu = 0.0),
             "backend.opennebula.sliver_types[0].cpu"

@@ -1,7 +1,8 @@
 //! [`OpenNebulaCloud`]: the [`Compute`] trait on a real oned.
 //!
-//! * Inventory: usable hosts of `one.hostpool.info` (capacity from
-//!   allocations, §4.1), sliver types from the configuration, disk images
+//! * Inventory: usable hosts of `one.hostpool.info` (capacity in CPU
+//!   share and memory as the scheduler allocates it, §4.1, advertised as
+//!   the hypervisor oned reports), sliver types from the configuration, disk images
 //!   from the configuration or the READY/USED OS images of the image pool.
 //! * VMs: `one.template.instantiate` with `hold = true` (5 params, safe on
 //!   every version) and an extra template carrying the type's size, the
@@ -15,7 +16,10 @@
 //!   start on that host are not kept away (the policy documented in the
 //!   example configuration).
 //! * Links: a reservation from a parent network (`one.vn.reserve`) or a
-//!   new VNET (`one.vn.allocate`) per link, named after its tag.
+//!   new VNET (`one.vn.allocate`) per link, named after its tag. A link
+//!   whose request asks for addresses reserves the block that holds them
+//!   (`IP` = the lowest), and a VM never gets another address than the
+//!   one asked for.
 
 use super::config::{OneConfig, OneConfigError, OneSliverType};
 use super::context::SliverContext;
@@ -23,6 +27,7 @@ use super::docs::{self, DocError, HostDoc, TemplateDoc, VmDoc, VmPhase};
 use super::names;
 use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
 use super::template::{ExtraTemplate, TemplateError};
+use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
     BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
     TaggedVm, UserKeys, VmHandle, VmObservation, VmSpec, VmState,
@@ -157,7 +162,7 @@ impl OpenNebulaCloud {
     }
 
     /// This aggregate's live VMs (not DONE) with their tags, newest first.
-    fn tagged_vms(&self) -> Result<Vec<(i64, String)>, BackendError> {
+    fn tagged_vms(&self) -> Result<Vec<(VmDoc, String)>, BackendError> {
         let params = [-3, -1, -1, -1].map(Param::Int);
         let xml = self.document("one.vmpool.info", &params)?;
         let pool = docs::parse_vm_pool(&xml).map_err(unreadable)?;
@@ -165,8 +170,8 @@ impl OpenNebulaCloud {
             .into_iter()
             .filter_map(|vm| {
                 let labels = vm.labels.as_deref()?;
-                let tag = names::tag_from_labels(&self.config.label, labels)?;
-                Some((vm.id, tag.to_owned()))
+                let tag = names::tag_from_labels(&self.config.label, labels)?.to_owned();
+                Some((vm, tag))
             })
             .collect())
     }
@@ -181,6 +186,30 @@ impl OpenNebulaCloud {
             .collect();
         *lock(&self.hosts) = hosts.iter().map(|h| (self.component_id(h), h.id)).collect();
         Ok(hosts)
+    }
+
+    /// CPU share (× 100) and memory (MiB) this aggregate's VMs hold, by
+    /// OpenNebula host id.
+    fn our_allocations(&self) -> Result<HashMap<i64, (i64, i64)>, BackendError> {
+        let mut held: HashMap<i64, (i64, i64)> = HashMap::new();
+        for (vm, _) in self.tagged_vms()? {
+            if let (true, Some((host, _))) = (vm.holds_capacity(), &vm.host) {
+                let entry = held.entry(*host).or_default();
+                entry.0 += vm.cpu_share;
+                entry.1 += vm.memory_mib;
+            }
+        }
+        Ok(held)
+    }
+
+    /// The hardware type advertised for `host`: the configured one, else
+    /// `<hypervisor>-host` for the hypervisor oned reports.
+    fn hardware_type(&self, host: &HostDoc) -> String {
+        match (&self.config.hardware_type, &host.hypervisor) {
+            (Some(configured), _) => configured.clone(),
+            (None, Some(hypervisor)) => format!("{}-host", hypervisor.to_ascii_lowercase()),
+            (None, None) => HARDWARE_TYPE.to_owned(),
+        }
     }
 
     fn component_id(&self, host: &HostDoc) -> String {
@@ -361,22 +390,32 @@ impl Compute for OpenNebulaCloud {
         "OpenNebula cloud"
     }
 
-    /// Hosts with their allocatable capacity (MAX_CPU, MAX_MEM: the core
-    /// subtracts this aggregate's own slivers), available while their
-    /// unallocated capacity (what every OpenNebula user's VMs leave)
-    /// still fits the smallest configured type.
+    /// Hosts with the capacity the scheduler allocates (OPENNEBULA.md
+    /// §4.1): CPU share (× 100) and memory, MAX_CPU/MAX_MEM minus what
+    /// VMs not of this aggregate hold there (the core subtracts its own
+    /// slivers), so a type of CPU 0.5 fits twice per core, as oned places
+    /// it. A host is available while its unallocated capacity still fits
+    /// the smallest configured type.
     fn inventory(&self) -> Result<Inventory, BackendError> {
+        let ours = self.our_allocations()?;
         let types = &self.config.sliver_types;
         let hosts = self
             .usable_hosts()?
             .iter()
-            .map(|h| Host {
-                component_id: self.component_id(h),
-                name: names::component_name(&h.name),
-                cpus: u32::try_from(h.max_cpu.max(0) / 100).unwrap_or(u32::MAX),
-                memory_mb: u64::try_from(h.max_mem_kib.max(0) / 1024).unwrap_or(0),
-                max_vms: self.config.max_vms_per_host,
-                available: types.iter().any(|t| h.has_room_for(t.cpu, t.memory_mb)),
+            .map(|h| {
+                let (our_cpu, our_mem_mib) = ours.get(&h.id).copied().unwrap_or_default();
+                let others_cpu = (h.cpu_usage - our_cpu).max(0);
+                let others_mem_kib = (h.mem_usage_kib - our_mem_mib * 1024).max(0);
+                Host {
+                    component_id: self.component_id(h),
+                    name: names::component_name(&h.name),
+                    cpus: u32::try_from((h.max_cpu - others_cpu).max(0)).unwrap_or(u32::MAX),
+                    memory_mb: u64::try_from((h.max_mem_kib - others_mem_kib).max(0) / 1024)
+                        .unwrap_or(0),
+                    max_vms: self.config.max_vms_per_host,
+                    hardware_type: self.hardware_type(h),
+                    available: types.iter().any(|t| h.has_room_for(t.cpu, t.memory_mb)),
+                }
             })
             .collect();
         let images = self.offered_images()?;
@@ -386,7 +425,7 @@ impl Compute for OpenNebulaCloud {
             .iter()
             .map(|t| SliverType {
                 name: t.name.clone(),
-                cpus: t.vcpu,
+                cpus: cpu_share(t.cpu),
                 memory_mb: t.memory_mb,
                 disk_images: images.clone(),
             })
@@ -421,14 +460,20 @@ impl Compute for OpenNebulaCloud {
         let template = self.template(size.template_id)?;
         let record = SliverContext::new(size.template_id, spec);
         let id = match self.instantiate(spec, &template, &record, size) {
-            // A requested address that is taken: the network picks one.
+            // A requested address that is not free: never another one in
+            // its place, the VM would not have the address asked for.
             Err(BackendError::Capacity(err))
                 if err.contains("lease") && spec.networks.iter().any(|n| n.ip.is_some()) =>
             {
-                tracing::info!(tag = %spec.tag, %err, "requested addresses not free; letting OpenNebula choose");
-                let mut any_address = spec.clone();
-                any_address.networks.iter_mut().for_each(|n| n.ip = None);
-                self.instantiate(&any_address, &template, &record, size)
+                let asked: Vec<&str> = spec
+                    .networks
+                    .iter()
+                    .filter_map(|n| n.ip.as_deref())
+                    .collect();
+                Err(BackendError::Permanent(format!(
+                    "the requested link address {} is not free on its link network: {err}",
+                    asked.join(", ")
+                )))
             }
             other => other,
         }?;
@@ -441,7 +486,7 @@ impl Compute for OpenNebulaCloud {
             .tagged_vms()?
             .into_iter()
             .filter(|(_, t)| t == tag)
-            .map(|(id, _)| id)
+            .map(|(vm, _)| vm.id)
             .min()
             .map(|id| VmHandle(id.to_string())))
     }
@@ -596,8 +641,8 @@ impl Compute for OpenNebulaCloud {
         Ok(self
             .tagged_vms()?
             .into_iter()
-            .map(|(id, tag)| TaggedVm {
-                handle: VmHandle(id.to_string()),
+            .map(|(vm, tag)| TaggedVm {
+                handle: VmHandle(vm.id.to_string()),
                 tag,
             })
             .collect())
@@ -619,12 +664,24 @@ impl Compute for OpenNebulaCloud {
         }
         let id = match (links.parent_network, &links.template) {
             (Some(parent), _) => {
+                let block = AddressBlock::holding(&spec.addresses, links.size)?;
                 let mut reservation = ExtraTemplate::new();
-                reservation
-                    .single("NAME", &name)?
-                    .single("SIZE", &links.size.to_string())?;
+                reservation.single("NAME", &name)?.single(
+                    "SIZE",
+                    &block.as_ref().map_or(links.size, |b| b.size).to_string(),
+                )?;
+                if let Some(block) = &block {
+                    reservation.single("IP", &block.first.to_string())?;
+                }
                 let params = [Param::Int(parent), Param::Str(reservation.to_xml())];
-                self.id_call("one.vn.reserve", &params)?
+                match (self.id_call("one.vn.reserve", &params), &block) {
+                    (Err(RpcError::Refused { message, .. }), Some(block)) => {
+                        return Err(BackendError::Permanent(format!(
+                            "the link's requested addresses {block} cannot be reserved from OpenNebula network {parent} (taken, or outside its address ranges): {message}"
+                        )));
+                    }
+                    (answer, _) => answer?,
+                }
             }
             (None, Some(template)) => {
                 let text = format!("{template}\nNAME = \"{name}\"\n");
@@ -664,6 +721,56 @@ impl From<TemplateError> for BackendError {
     fn from(err: TemplateError) -> Self {
         BackendError::Permanent(err.to_string())
     }
+}
+
+/// The addresses a link reservation starts at and spans: from the lowest
+/// requested address, at least the configured size and far enough to hold
+/// the highest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AddressBlock {
+    first: std::net::Ipv4Addr,
+    last: std::net::Ipv4Addr,
+    size: u32,
+}
+
+impl AddressBlock {
+    /// The block for `addresses` (`None` when there are none), refusing a
+    /// text that is not an IPv4 address.
+    fn holding(addresses: &[String], size: u32) -> Result<Option<AddressBlock>, BackendError> {
+        let mut parsed = Vec::with_capacity(addresses.len());
+        for text in addresses {
+            let ip = text.trim().parse::<std::net::Ipv4Addr>().map_err(|_| {
+                BackendError::Permanent(format!(
+                    "the requested link address `{text}` is not an IPv4 address"
+                ))
+            })?;
+            parsed.push(u32::from(ip));
+        }
+        let (Some(low), Some(high)) = (parsed.iter().min(), parsed.iter().max()) else {
+            return Ok(None);
+        };
+        Ok(Some(AddressBlock {
+            first: (*low).into(),
+            last: (*high).into(),
+            size: size.max(high - low + 1),
+        }))
+    }
+}
+
+impl std::fmt::Display for AddressBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.first == self.last {
+            write!(f, "{}", self.first)
+        } else {
+            write!(f, "{}–{}", self.first, self.last)
+        }
+    }
+}
+
+/// A CPU share (`CPU`, e.g. `0.5`) in the unit of `HOST_SHARE/MAX_CPU`:
+/// hundredths of a CPU.
+fn cpu_share(cpu: f64) -> u32 {
+    (cpu * 100.0).round().clamp(0.0, f64::from(u32::MAX)) as u32
 }
 
 /// Whether a VM in `phase` is between two states, so an action refused

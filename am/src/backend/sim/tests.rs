@@ -214,6 +214,7 @@ fn link_networks_give_each_vm_an_address_and_are_idempotent() {
     let link = NetSpec {
         tag: "link1".into(),
         name: "lan0".into(),
+        addresses: Vec::new(),
     };
     let net = cloud.create_network(&link).unwrap();
     assert_eq!(cloud.create_network(&link).unwrap(), net);
@@ -284,6 +285,7 @@ fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
         .create_network(&NetSpec {
             tag: "link".into(),
             name: "lan0".into(),
+            addresses: Vec::new(),
         })
         .unwrap();
     let mut linked = spec("linked");
@@ -317,6 +319,7 @@ fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
         .create_network(&NetSpec {
             tag: "link".into(),
             name: "lan0".into(),
+            addresses: Vec::new(),
         })
         .unwrap();
     assert_eq!(again, net, "the saved network is found by its tag");

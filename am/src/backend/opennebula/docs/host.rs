@@ -29,6 +29,10 @@ pub struct HostDoc {
     pub mem_usage_kib: i64,
     /// `HOST_SHARE/RUNNING_VMS` (0 when absent).
     pub running_vms: i64,
+    /// The hypervisor oned reports: the monitored `TEMPLATE/HYPERVISOR`,
+    /// else the host's `VM_MAD`, else its `IM_MAD` (`kvm`, `lxc`, `dummy`
+    /// …); `None` when the document names none.
+    pub hypervisor: Option<String>,
 }
 
 impl HostDoc {
@@ -80,5 +84,12 @@ fn read_host(host: Element<'_>) -> Result<HostDoc, DocError> {
         max_mem_kib: share.int("MAX_MEM")?,
         mem_usage_kib: share.int("MEM_USAGE")?,
         running_vms: share.int_or("RUNNING_VMS", 0)?,
+        hypervisor: host
+            .child("TEMPLATE")
+            .and_then(|t| t.text("HYPERVISOR"))
+            .or_else(|| host.text("VM_MAD"))
+            .or_else(|| host.text("IM_MAD"))
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty()),
     })
 }

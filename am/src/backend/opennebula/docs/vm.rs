@@ -41,6 +41,11 @@ pub struct VmDoc {
     pub host: Option<(i64, String)>,
     /// `TEMPLATE/TEMPLATE_ID`, the template it was instantiated from.
     pub template_id: Option<i64>,
+    /// `TEMPLATE/CPU`, the CPU share the scheduler allocates, × 100 (0
+    /// when absent or unreadable), as `HOST_SHARE/CPU_USAGE` counts it.
+    pub cpu_share: i64,
+    /// `TEMPLATE/MEMORY` in MiB (0 when absent).
+    pub memory_mib: i64,
 }
 
 /// One `TEMPLATE/NIC` of a VM.
@@ -60,6 +65,13 @@ pub struct NicDoc {
 }
 
 impl VmDoc {
+    /// Whether the VM holds capacity on its host: ACTIVE, SUSPENDED and
+    /// POWEROFF VMs keep their allocation (`HOST_SHARE/*_USAGE`); PENDING,
+    /// HOLD, STOPPED, UNDEPLOYED and DONE ones have none.
+    pub fn holds_capacity(&self) -> bool {
+        matches!(self.state, 3 | 5 | 8) && self.host.is_some()
+    }
+
     /// The life-cycle phase of this VM (see [`phase`]).
     pub fn phase(&self) -> VmPhase {
         phase(self.state, self.lcm_state)
@@ -121,7 +133,19 @@ fn read_vm(vm: Element<'_>) -> Result<VmDoc, DocError> {
             Some(t) => t.opt_int("TEMPLATE_ID")?,
             None => None,
         },
+        cpu_share: (number(template, "CPU") * 100.0).round() as i64,
+        memory_mib: number(template, "MEMORY").round() as i64,
     })
+}
+
+/// The number in `TEMPLATE/<name>`, which users may write with a
+/// fraction; 0 when absent or unreadable (a size never fails a pool read).
+fn number(template: Option<Element<'_>>, name: &str) -> f64 {
+    template
+        .and_then(|t| t.text(name))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(0.0)
 }
 
 fn read_nic(nic: Element<'_>, position: usize) -> Result<NicDoc, DocError> {

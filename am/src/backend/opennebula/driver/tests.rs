@@ -643,6 +643,7 @@ fn user_updates_resend_the_whole_context_with_the_arity_of_the_version() {
 fn the_inventory_has_the_usable_hosts_types_and_images() {
     let f = fixture();
     f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
         .recorded("one.hostpool.info", "hostpool.info")
         .recorded("one.imagepool.info", "imagepool.info");
     let inventory = f.cloud.inventory().unwrap();
@@ -651,28 +652,18 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
         [Host {
             component_id: HOST.into(),
             name: "localhost".into(),
-            cpus: 8,
+            cpus: 800,
             memory_mb: 16384,
             max_vms: 32,
+            hardware_type: "dummy-host".into(),
             available: true,
         }]
     );
-    let full = payload("hostpool.info").replacen(
-        "<CPU_USAGE>0</CPU_USAGE>",
-        "<CPU_USAGE>780</CPU_USAGE>",
-        1,
-    );
-    let f = fixture();
-    f.rpc
-        .document("one.hostpool.info", &full)
-        .recorded("one.imagepool.info", "imagepool.info");
-    let host = &f.cloud.inventory().unwrap().hosts[0];
-    assert_eq!(host.cpus, 8, "allocatable, not free");
-    assert!(!host.available, "0.2 free CPUs cannot take a 0.5 CPU VM");
     let kind = &inventory.sliver_types[0];
     assert_eq!(
         (kind.name.as_str(), kind.cpus, kind.memory_mb),
-        ("small", 1, 256)
+        ("small", 50, 256),
+        "CPU 0.5 in hundredths, as MAX_CPU counts"
     );
     let images: Vec<&str> = kind.disk_images.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(images, ["geni-img"]);
@@ -680,6 +671,7 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
     let disabled = payload("hostpool.info").replacen("<STATE>2</STATE>", "<STATE>4</STATE>", 1);
     let f = fixture_with(|c| c.images = vec!["not-there".into()]);
     f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
         .document("one.hostpool.info", &disabled)
         .recorded("one.imagepool.info", "imagepool.info");
     let inventory = f.cloud.inventory().unwrap();
@@ -688,11 +680,85 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
 }
 
 #[test]
+fn an_eight_core_host_counts_sixteen_half_cpu_vms_as_the_scheduler_does() {
+    let f = fixture();
+    f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
+        .recorded("one.hostpool.info", "hostpool.info")
+        .recorded("one.imagepool.info", "imagepool.info");
+    let inventory = f.cloud.inventory().unwrap();
+    let (host, kind) = (&inventory.hosts[0], &inventory.sliver_types[0]);
+    assert_eq!(host.cpus / kind.cpus, 16, "MAX_CPU 800 / CPU 0.5");
+}
+
+#[test]
+fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
+    // VM 0 (CPU 0.5, MEMORY 256) runs on the host: CPU_USAGE 50.
+    let f = fixture();
+    f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-running")
+        .recorded("one.hostpool.info", "hostpool.info-with-vm")
+        .recorded("one.imagepool.info", "imagepool.info");
+    let host = &f.cloud.inventory().unwrap().hosts[0];
+    assert_eq!(
+        (host.cpus, host.memory_mb),
+        (750, 16128),
+        "another user's VM"
+    );
+    let f = fixture();
+    f.rpc
+        .document(
+            "one.vmpool.info",
+            &labelled_pool(0, &format!("geni-am/{TAG}")),
+        )
+        .recorded("one.hostpool.info", "hostpool.info-with-vm")
+        .recorded("one.imagepool.info", "imagepool.info");
+    let host = &f.cloud.inventory().unwrap().hosts[0];
+    assert_eq!(
+        (host.cpus, host.memory_mb),
+        (800, 16384),
+        "our own VM: the core counts its sliver"
+    );
+    let full = payload("hostpool.info").replacen(
+        "<CPU_USAGE>0</CPU_USAGE>",
+        "<CPU_USAGE>780</CPU_USAGE>",
+        1,
+    );
+    let f = fixture();
+    f.rpc
+        .recorded("one.vmpool.info", "vmpool.info-empty")
+        .document("one.hostpool.info", &full)
+        .recorded("one.imagepool.info", "imagepool.info");
+    let host = &f.cloud.inventory().unwrap().hosts[0];
+    assert_eq!(host.cpus, 20, "7.8 CPUs held by others");
+    assert!(!host.available, "0.2 free CPUs cannot take a 0.5 CPU VM");
+}
+
+#[test]
+fn hosts_are_advertised_as_their_hypervisor_unless_a_type_is_configured() {
+    let kvm = payload("hostpool.info").replace("<![CDATA[dummy]]>", "<![CDATA[kvm]]>");
+    for (configured, pool, expected) in [
+        (None, payload("hostpool.info"), "dummy-host"),
+        (None, kvm.clone(), "kvm-host"),
+        (Some("pcvm"), kvm, "pcvm"),
+    ] {
+        let f = fixture_with(|c| c.hardware_type = configured.map(str::to_owned));
+        f.rpc
+            .recorded("one.vmpool.info", "vmpool.info-empty")
+            .document("one.hostpool.info", &pool)
+            .recorded("one.imagepool.info", "imagepool.info");
+        let host = &f.cloud.inventory().unwrap().hosts[0];
+        assert_eq!(host.hardware_type, expected);
+    }
+}
+
+#[test]
 fn link_networks_are_reserved_once_per_tag_and_freed() {
     let f = fixture();
     let spec = NetSpec {
         tag: "urn:publicid:IDN+am.example+sliver+lan0".into(),
         name: "lan0".into(),
+        addresses: Vec::new(),
     };
     f.rpc
         .recorded("one.vnpool.info", "vnpool.info")
@@ -749,7 +815,7 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
 }
 
 #[test]
-fn a_requested_address_that_is_taken_is_left_to_the_network() {
+fn a_requested_address_that_is_taken_fails_the_vm_instead_of_another_address() {
     let f = fixture();
     let mut spec = spec();
     spec.networks = vec![NicSpec {
@@ -762,27 +828,68 @@ fn a_requested_address_that_is_taken_is_left_to_the_network() {
         message: "[one.template.instantiate] Error allocating a new virtual machine template. Cannot get IP/MAC lease from virtual network 5.".into(),
         object: None,
     };
-    script_reads(&f.rpc)
-        .reply("one.template.instantiate", Err(taken))
-        .id("one.template.instantiate", 9);
-    assert_eq!(f.cloud.create_vm(&spec).unwrap(), VmHandle("9".into()));
-    let sent = f.rpc.take_sent();
-    let nics: Vec<Vec<(String, String)>> = sent
-        .iter()
-        .filter(|s| s.method == "one.template.instantiate")
-        .map(|s| {
-            let (_, extra) = instantiated(std::slice::from_ref(s));
-            extra
-                .into_iter()
-                .filter(|(p, _)| p.starts_with("NIC/"))
-                .collect()
-        })
-        .collect();
-    assert_eq!(value_at(&nics[0], "NIC/IP"), Some("192.168.5.10"));
+    script_reads(&f.rpc).reply("one.template.instantiate", Err(taken));
+    let err = f.cloud.create_vm(&spec).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Permanent, "{err}");
+    assert!(err.to_string().contains("192.168.5.10"), "{err}");
+    let tries = f
+        .rpc
+        .take_methods()
+        .into_iter()
+        .filter(|m| m == "one.template.instantiate")
+        .count();
+    assert_eq!(tries, 1, "no second try without the address");
+}
+
+#[test]
+fn a_link_with_requested_addresses_reserves_the_block_that_holds_them() {
+    let f = fixture();
+    let spec = NetSpec {
+        tag: "urn:publicid:IDN+am.example+sliver+lan1".into(),
+        name: "lan1".into(),
+        addresses: vec![
+            "10.10.0.40".into(),
+            "10.10.0.30".into(),
+            "10.10.0.61".into(),
+        ],
+    };
+    f.rpc
+        .recorded("one.vnpool.info", "vnpool.info")
+        .id("one.vn.reserve", 4);
     assert_eq!(
-        value_at(&nics[1], "NIC/IP"),
-        None,
-        "the second try asks for no address"
+        f.cloud.create_network(&spec).unwrap(),
+        NetHandle("4".into())
     );
-    assert_eq!(nics[1].len(), 2, "the template's NIC and the link's");
+    let sent = f.rpc.take_sent();
+    let Param::Str(xml) = &sent[1].params[1] else {
+        panic!("a template")
+    };
+    let reservation = parse_extra_template(xml);
+    assert_eq!(
+        value_at(&reservation, "IP"),
+        Some("10.10.0.30"),
+        "the lowest"
+    );
+    assert_eq!(value_at(&reservation, "SIZE"), Some("32"), "30 to 61");
+
+    let refused = RpcError::Refused {
+        method: "one.vn.reserve".into(),
+        code: ErrorCode::Action,
+        message: "[one.vn.reserve] Cannot reserve addresses from virtual network 0. Not enough free addresses in an address range".into(),
+        object: None,
+    };
+    f.rpc
+        .recorded("one.vnpool.info", "vnpool.info")
+        .reply("one.vn.reserve", Err(refused));
+    let err = f.cloud.create_network(&spec).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Permanent, "{err}");
+    assert!(err.to_string().contains("10.10.0.30–10.10.0.61"), "{err}");
+
+    let bad = NetSpec {
+        addresses: vec!["10.10.0.300".into()],
+        ..spec
+    };
+    f.rpc.recorded("one.vnpool.info", "vnpool.info");
+    let err = f.cloud.create_network(&bad).unwrap_err();
+    assert!(err.to_string().contains("`10.10.0.300`"), "{err}");
 }

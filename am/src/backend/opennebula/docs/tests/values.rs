@@ -118,6 +118,9 @@ fn reduced_pool_bodies_lack_context_and_custom_attributes_extended_ones_have_the
         );
         assert_eq!(vm.nics[0].ip.as_deref(), Some("10.10.0.10"));
         assert_eq!(vm.host, Some((0, "localhost".to_string())));
+        // CPU 0.5 and MEMORY 256: what the host's CPU_USAGE/MEM_USAGE count.
+        assert_eq!((vm.cpu_share, vm.memory_mib), (50, 256));
+        assert!(vm.holds_capacity());
     });
     both("vmpool.infoextended-running", |xml| {
         let vm = &parse_vm_pool(xml).unwrap()[0];
@@ -186,6 +189,38 @@ fn hosts_of_5_x_and_2_x_read_capacity_from_max_and_usage() {
 }
 
 #[test]
+fn the_hypervisor_is_the_monitored_one_else_the_drivers_of_the_host() {
+    both("host.info", |xml| {
+        assert_eq!(
+            parse_host(xml).unwrap().hypervisor.as_deref(),
+            Some("dummy")
+        );
+    });
+    let kvm = parse_host(&recorded("pyone-5.4/host_01.xml")).unwrap();
+    assert_eq!(kvm.hypervisor.as_deref(), Some("kvm"));
+    // The legacy body's VM_MAD is `vmm_dummy`; its monitored HYPERVISOR wins.
+    let legacy = parse_host(&recorded("oca-ruby-legacy/host.xml")).unwrap();
+    assert_eq!(legacy.hypervisor.as_deref(), Some("dummy"));
+    let share = "<HOST_SHARE><MAX_CPU>0</MAX_CPU><CPU_USAGE>0</CPU_USAGE>\
+        <MAX_MEM>0</MAX_MEM><MEM_USAGE>0</MEM_USAGE></HOST_SHARE>";
+    let unmonitored = format!(
+        "<HOST><ID>3</ID><STATE>0</STATE><IM_MAD>kvm</IM_MAD><VM_MAD>lxc</VM_MAD>\
+         {share}<TEMPLATE><HYPERVISOR></HYPERVISOR></TEMPLATE></HOST>"
+    );
+    assert_eq!(
+        parse_host(&unmonitored).unwrap().hypervisor.as_deref(),
+        Some("lxc")
+    );
+    let only_im = format!("<HOST><ID>3</ID><STATE>0</STATE><IM_MAD>kvm</IM_MAD>{share}</HOST>");
+    assert_eq!(
+        parse_host(&only_im).unwrap().hypervisor.as_deref(),
+        Some("kvm")
+    );
+    let none = format!("<HOST><ID>3</ID><STATE>0</STATE>{share}</HOST>");
+    assert_eq!(parse_host(&none).unwrap().hypervisor, None);
+}
+
+#[test]
 fn host_capacity_is_never_negative_and_only_monitored_hosts_are_usable() {
     let host = |state, max_cpu, cpu_usage, max_mem_kib, mem_usage_kib| HostDoc {
         id: 1,
@@ -197,6 +232,7 @@ fn host_capacity_is_never_negative_and_only_monitored_hosts_are_usable() {
         max_mem_kib,
         mem_usage_kib,
         running_vms: 0,
+        hypervisor: None,
     };
     let overcommitted = host(2, 100, 250, 1024, 4096);
     assert_eq!(
