@@ -264,10 +264,20 @@ impl Harness {
 
     /// Performs `action` (e.g. `geni_start`) on one sliver through the core.
     pub fn act(&self, urn: &str, action: &str, users: Option<&[UserKeys]>) {
+        self.try_act(urn, action, users).unwrap();
+    }
+
+    /// Performs `action` on the sliver `urn` of [`SLICE`] through the core
+    /// (all or nothing), and returns what the core answered.
+    pub fn try_act(
+        &self,
+        urn: &str,
+        action: &str,
+        users: Option<&[UserKeys]>,
+    ) -> Result<Vec<am::core::types::SliverInfo>, AmError> {
         let selector = slivers(SLICE, &[urn.to_owned()]);
         self.aggregate
             .perform_action(&principal(SLICE), &selector, action, false, users)
-            .unwrap();
     }
 
     /// Deletes every sliver of `slice` through the core.
