@@ -50,6 +50,7 @@ fn cloud(sim: &OneSim) -> OpenNebulaCloud {
 
 fn spec(tag: &str, host: &str) -> VmSpec {
     VmSpec {
+        size: None,
         tag: tag.into(),
         name: "node-0".into(),
         host: Some(host.into()),

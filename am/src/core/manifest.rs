@@ -129,6 +129,7 @@ fn annotate(
         let mut node = NodeAnnotation {
             sliver_id: row.urn.clone(),
             sliver_type: Some(row.sliver_type.clone()),
+            size: row.granted_size(),
             component_id: Some(row.component_id.clone()),
             component_name: names.get(&row.component_id).cloned(),
             exclusive: Some(row.exclusive),

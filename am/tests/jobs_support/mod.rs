@@ -100,6 +100,7 @@ macro_rules! on_both_stores {
 /// A VM specification for `tag` of the corpus request's type, with no users.
 pub fn small_vm(tag: &str, host: Option<String>) -> VmSpec {
     VmSpec {
+        size: None,
         tag: tag.to_owned(),
         name: "vm".into(),
         host,

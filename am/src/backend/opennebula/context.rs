@@ -274,6 +274,7 @@ mod tests {
 
     fn spec(name: &str, users: &[UserKeys]) -> VmSpec {
         VmSpec {
+            size: None,
             tag: "urn:publicid:IDN+am.example+sliver+1".into(),
             name: name.into(),
             host: None,

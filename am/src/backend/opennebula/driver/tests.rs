@@ -44,6 +44,7 @@ fn user(name: &str, key: &str) -> UserKeys {
 
 fn spec() -> VmSpec {
     VmSpec {
+        size: None,
         tag: TAG.into(),
         name: "node-0".into(),
         host: Some(HOST.into()),
