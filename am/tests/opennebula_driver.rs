@@ -260,6 +260,40 @@ fn each_user_gets_their_own_login_at_creation_and_on_update() {
 }
 
 #[test]
+fn a_sized_vm_is_instantiated_at_the_granted_size() {
+    for version in ["5.10.0", "6.10.0", "7.4.0"] {
+        let sim = simulator(version);
+        let cloud = cloud(&sim);
+        let host = cloud.inventory().unwrap().hosts[0].component_id.clone();
+        let mut spec = spec("urn:publicid:IDN+am.example+sliver+s", &host);
+        spec.size = Some(am::backend::VmSize {
+            cores: 2,
+            ram_mb: 2048,
+            disk_gb: Some(20),
+        });
+        let vm = cloud.create_vm(&spec).unwrap();
+        let template = sim.received_templates().pop().unwrap();
+        for expected in [
+            "<VCPU>2</VCPU>",
+            "<CPU>1</CPU>",
+            "<MEMORY>2048</MEMORY>",
+            "<SIZE>20480</SIZE>",
+        ] {
+            assert!(
+                template.contains(expected),
+                "{version}: {expected} in {template}"
+            );
+        }
+        let document = sim.vm_document(vm.0.parse().unwrap()).unwrap();
+        assert!(
+            document.contains("<MEMORY><![CDATA[2048]]></MEMORY>")
+                || document.contains("<MEMORY>2048</MEMORY>"),
+            "{version}: the VM holds the granted memory: {document}"
+        );
+    }
+}
+
+#[test]
 fn boot_failures_and_quota_refusals_reach_the_sliver() {
     let sim = simulator("7.4.0");
     let cloud = cloud(&sim);
