@@ -51,6 +51,9 @@ fn inventory() -> Vec<ComponentRow> {
             details: ComponentDetails {
                 hardware_types: vec!["kvm-host".into()],
                 sliver_types: vec![SliverTypeSpec {
+                    max_cores: None,
+                    max_ram_mb: None,
+                    max_disk_gb: None,
                     name: "default-vm".into(),
                     cpus: 1,
                     memory_mb: 1024,

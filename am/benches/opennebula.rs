@@ -21,6 +21,7 @@ const CALLS_PER_VM: usize = 7;
 
 fn spec(n: u64, host: &str) -> VmSpec {
     VmSpec {
+        size: None,
         tag: format!("urn:publicid:IDN+bench.example+sliver+{n}"),
         name: format!("node-{n}"),
         host: Some(host.to_owned()),

@@ -16,6 +16,7 @@ pub mod opennebula;
 pub mod sim;
 
 use crate::config::{BackendConfig, BackendKind};
+pub use rspec::view::VmSize;
 use std::sync::Arc;
 use thiserror::Error;
 
@@ -131,6 +132,10 @@ pub struct SliverType {
     pub cpus: u32,
     /// Memory one VM of this type takes, in MiB.
     pub memory_mb: u64,
+    /// The largest size a request may give one VM of this type
+    /// (`max_cores`, `max_ram_mb`, `max_disk_gb` of the configuration; a
+    /// disk size only when `max_disk_gb` is set).
+    pub max_size: VmSize,
     /// Disk images this type can boot; the first is the default.
     pub disk_images: Vec<DiskImage>,
 }
@@ -148,6 +153,23 @@ pub struct DiskImage {
     pub description: String,
 }
 
+/// The largest size of a sliver type of `cores` and `ram_mb`: the
+/// configured bounds, each defaulting to the type's own size (no disk
+/// size unless `max_disk_gb` is set).
+pub fn max_size(
+    cores: u32,
+    ram_mb: u64,
+    max_cores: Option<u32>,
+    max_ram_mb: Option<u64>,
+    max_disk_gb: Option<u64>,
+) -> VmSize {
+    VmSize {
+        cores: max_cores.unwrap_or(cores),
+        ram_mb: max_ram_mb.unwrap_or(ram_mb),
+        disk_gb: max_disk_gb,
+    }
+}
+
 /// What to create: one VM for one sliver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VmSpec {
@@ -160,6 +182,8 @@ pub struct VmSpec {
     pub host: Option<String>,
     /// Sliver type (flavour) name.
     pub sliver_type: String,
+    /// The size granted at Allocate (`<emulab:xen>`); `None`: the type's.
+    pub size: Option<VmSize>,
     /// Disk image name; `None` boots the type's default image.
     pub disk_image: Option<String>,
     /// Users and keys to install at first boot.

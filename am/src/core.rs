@@ -26,7 +26,7 @@ mod v2;
 pub use actions::Action;
 pub use allocate::Allocation;
 pub use lifecycle::{ProvisionOptions, RenewOptions};
-pub use manifest::{login_name, urn_name};
+pub use manifest::{login_name, login_names, urn_name};
 pub use v2::{V2Resource, V2Status};
 
 use crate::geni::AmError;

@@ -51,7 +51,12 @@ fn inventory_for(doc: &Document, cm: &str) -> Vec<ComponentRow> {
         bound.extend(n.component_id().map(|s| s.into_owned()));
     }
     let authority = urn_authority(cm).unwrap().to_owned();
+    // Room for the sizes the corpus asks with <emulab:xen> (up to 4 cores,
+    // 4096 MiB, 8 GB).
     let spec = |name: &String| SliverTypeSpec {
+        max_cores: Some(8),
+        max_ram_mb: Some(8192),
+        max_disk_gb: Some(64),
         name: name.clone(),
         cpus: 1,
         memory_mb: 256,

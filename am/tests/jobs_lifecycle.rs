@@ -1,9 +1,9 @@
 //! The jobs drive the simulated cloud through whole sliver lifecycles over
 //! a SQLite store, the slivers allocated, provisioned and acted on through
 //! the core: provision, start, restart, update users, stop; boot failures
-//! and refused creations end in `geni_failed` with the backend's message;
-//! transient errors are retried, capacity refusals only while destructions
-//! are pending.
+//! and refused creations end in `geni_failed` with the backend's message,
+//! where further actions are refused at once; transient errors are
+//! retried, capacity refusals only while destructions are pending.
 
 mod core_support;
 mod jobs_support;
@@ -11,6 +11,7 @@ mod jobs_support;
 on_both_stores!(
     slivers_go_from_provisioned_to_ready_and_back_through_every_action,
     a_failed_boot_fails_the_sliver_with_the_backend_message,
+    starting_a_failed_sliver_is_refused_at_once_and_leaves_it_failed,
     a_refused_creation_fails_the_sliver_without_retrying,
     transient_backend_errors_are_retried_until_the_vm_exists,
     a_host_still_full_of_deleted_slivers_vms_delays_creation,
@@ -18,6 +19,7 @@ on_both_stores!(
 
 use am::backend::Compute;
 use am::core::types::{OperationalState as Op, Selector};
+use am::geni::GeniCode;
 use chrono::{TimeDelta, Utc};
 use jobs_support::{ALICE, AUTHORITY, Harness, SLICE, alice, fast_jobs, small_vm};
 
@@ -91,6 +93,37 @@ fn a_failed_boot_fails_the_sliver_with_the_backend_message(mut harness: Harness)
         harness.wait_state(&urns[0], Op::NotReady).error,
         "",
         "the other sliver is untouched"
+    );
+}
+
+fn starting_a_failed_sliver_is_refused_at_once_and_leaves_it_failed(mut harness: Harness) {
+    let urns = provisioned(&mut harness);
+    let urn = &urns[1];
+    harness.wait_state(urn, Op::NotReady);
+    harness
+        .cloud
+        .fail_next_boot(urn, "the simulated guest kernel panicked");
+    harness.act(urn, "geni_start", None);
+    harness.wait_state(urn, Op::Failed);
+    let jobs_before = harness.store.jobs_of_sliver(urn).unwrap().len();
+    for action in ["geni_start", "geni_restart"] {
+        let err = harness.try_act(urn, action, None).unwrap_err();
+        assert_eq!(err.code, GeniCode::Unsupported, "{action}: {}", err.message);
+        assert!(
+            err.message.contains("geni_failed")
+                && err.message.contains("the simulated guest kernel panicked")
+                && err.message.contains("delete it"),
+            "{action}: {}",
+            err.message
+        );
+    }
+    let row = harness.store.sliver(urn).unwrap().unwrap();
+    assert_eq!(row.operational().unwrap(), Op::Failed);
+    assert_eq!(row.error, "the simulated guest kernel panicked");
+    assert_eq!(
+        harness.store.jobs_of_sliver(urn).unwrap().len(),
+        jobs_before,
+        "no job was queued"
     );
 }
 

@@ -1,14 +1,18 @@
 //! The OpenNebula driver over its real HTTP client against the OpenNebula
 //! simulator (`onesim`) of each server generation: the whole life of a VM
-//! on a link network through the `Compute` trait, an injected boot failure,
-//! a quota refusal, and the XML-RPC calls one VM costs.
+//! on a link network through the `Compute` trait, each user's keys on their
+//! own login, an injected boot failure, a quota refusal, and the XML-RPC
+//! calls one VM costs.
 
 use am::backend::opennebula::OpenNebulaCloud;
 use am::backend::opennebula::config::{OneConfig, SAMPLE_SECTION};
 use am::backend::{
     Compute, ErrorClass, ExecuteSpec, NetSpec, NicSpec, UserKeys, VmHandle, VmSpec, VmState,
 };
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use onesim::{OneSim, SimSettings};
+use std::collections::BTreeMap;
 
 /// The simulator's clock is driven by the test; with zero delays each
 /// transition needs a few observations at most.
@@ -46,6 +50,7 @@ fn cloud(sim: &OneSim) -> OpenNebulaCloud {
 
 fn spec(tag: &str, host: &str) -> VmSpec {
     VmSpec {
+        size: None,
         tag: tag.into(),
         name: "node-0".into(),
         host: Some(host.into()),
@@ -121,11 +126,10 @@ fn a_vm_lives_and_dies_on_every_server_generation() {
             keys: vec!["ssh-ed25519 BBBB bob".into()],
         };
         cloud.update_users(&vm, &[bob]).unwrap();
-        let id: i32 = vm.0.parse().unwrap();
-        let document = sim.vm_document(id).unwrap();
-        assert!(
-            document.contains("ssh-ed25519 AAAA alice\nssh-ed25519 BBBB bob"),
-            "{version}: both users' keys in the CONTEXT"
+        assert_eq!(
+            guest_accounts(&sim, &vm)["bob"],
+            ["ssh-ed25519 BBBB bob"],
+            "{version}: the running VM's CONTEXT updated"
         );
         cloud.stop(&vm).unwrap();
         wait_for(&cloud, &vm, VmState::Stopped);
@@ -140,6 +144,153 @@ fn a_vm_lives_and_dies_on_every_server_generation() {
         cloud.destroy_network(&net).unwrap();
         cloud.destroy_network(&net).unwrap();
         assert!(cloud.list_vms().unwrap().is_empty(), "{version}");
+    }
+}
+
+/// The accounts a guest booted with the VM's CONTEXT ends up with, and
+/// their keys: OpenNebula's contextualization installs `SSH_PUBLIC_KEY`
+/// on `USERNAME`, and the start script's `geni_user LOGIN KEYS` lines
+/// write each login's keys (base64).
+fn guest_accounts(sim: &OneSim, vm: &VmHandle) -> BTreeMap<String, Vec<String>> {
+    let document = sim.vm_document(vm.0.parse().unwrap()).unwrap();
+    let doc = am::backend::opennebula::docs::parse_vm(&document).unwrap();
+    let context = |key: &str| {
+        doc.context
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.clone())
+    };
+    let mut accounts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut add = |login: &str, keys: &str| {
+        let known = accounts.entry(login.to_owned()).or_default();
+        for key in keys
+            .lines()
+            .filter(|k| !known.iter().any(|o| o == k))
+            .collect::<Vec<_>>()
+        {
+            known.push(key.to_owned());
+        }
+    };
+    if let (Some(login), Some(keys)) = (context("USERNAME"), context("SSH_PUBLIC_KEY")) {
+        add(&login, &keys);
+    }
+    let script = BASE64
+        .decode(context("START_SCRIPT_BASE64").unwrap())
+        .unwrap();
+    for line in String::from_utf8(script).unwrap().lines() {
+        if let Some(["geni_user", login, keys]) = line.split(' ').collect::<Vec<_>>().get(..) {
+            add(
+                login,
+                &String::from_utf8(BASE64.decode(keys).unwrap()).unwrap(),
+            );
+        }
+    }
+    accounts
+}
+
+#[test]
+fn each_user_gets_their_own_login_at_creation_and_on_update() {
+    let user = |urn: &str, keys: &[&str]| UserKeys {
+        urn: urn.into(),
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+    };
+    let alice = "urn:publicid:IDN+ch.example+user+alice";
+    for version in ["5.10.0", "6.10.0", "7.4.0"] {
+        let sim = simulator(version);
+        let cloud = cloud(&sim);
+        let host = cloud.inventory().unwrap().hosts[0].component_id.clone();
+        let mut spec = spec("urn:publicid:IDN+am.example+sliver+u", &host);
+        spec.users = vec![
+            user(alice, &["ssh-ed25519 AAAA alice"]),
+            user(
+                "urn:publicid:IDN+ch.example+user+bob",
+                &["ssh-ed25519 BBBB bob"],
+            ),
+            user(
+                "urn:publicid:IDN+other.example+user+Alice",
+                &["ssh-ed25519 CCCC alice2"],
+            ),
+        ];
+        let vm = cloud.create_vm(&spec).unwrap();
+        let expected = |entries: &[(&str, &[&str])]| -> BTreeMap<String, Vec<String>> {
+            entries
+                .iter()
+                .map(|(login, keys)| {
+                    (
+                        login.to_string(),
+                        keys.iter().map(|k| k.to_string()).collect(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            guest_accounts(&sim, &vm),
+            expected(&[
+                (
+                    "alice",
+                    &["ssh-ed25519 AAAA alice", "ssh-ed25519 CCCC alice2"]
+                ),
+                ("bob", &["ssh-ed25519 BBBB bob"]),
+            ]),
+            "{version}: each login holds only its users' keys, shared by same-named users"
+        );
+
+        cloud.start(&vm).unwrap();
+        wait_for(&cloud, &vm, VmState::Running);
+        let carol = user(
+            "urn:publicid:IDN+ch.example+user+carol",
+            &["ssh-ed25519 DDDD carol"],
+        );
+        cloud
+            .update_users(&vm, &[user(alice, &["ssh-ed25519 EEEE alice-new"]), carol])
+            .unwrap();
+        assert_eq!(
+            guest_accounts(&sim, &vm),
+            expected(&[
+                (
+                    "alice",
+                    &["ssh-ed25519 EEEE alice-new", "ssh-ed25519 CCCC alice2"]
+                ),
+                ("bob", &["ssh-ed25519 BBBB bob"]),
+                ("carol", &["ssh-ed25519 DDDD carol"]),
+            ]),
+            "{version}: geni_update_users keeps the logins apart"
+        );
+        cloud.destroy(&vm).unwrap();
+    }
+}
+
+#[test]
+fn a_sized_vm_is_instantiated_at_the_granted_size() {
+    for version in ["5.10.0", "6.10.0", "7.4.0"] {
+        let sim = simulator(version);
+        let cloud = cloud(&sim);
+        let host = cloud.inventory().unwrap().hosts[0].component_id.clone();
+        let mut spec = spec("urn:publicid:IDN+am.example+sliver+s", &host);
+        spec.size = Some(am::backend::VmSize {
+            cores: 2,
+            ram_mb: 2048,
+            disk_gb: Some(20),
+        });
+        let vm = cloud.create_vm(&spec).unwrap();
+        let template = sim.received_templates().pop().unwrap();
+        for expected in [
+            "<VCPU>2</VCPU>",
+            "<CPU>1</CPU>",
+            "<MEMORY>2048</MEMORY>",
+            "<SIZE>20480</SIZE>",
+        ] {
+            assert!(
+                template.contains(expected),
+                "{version}: {expected} in {template}"
+            );
+        }
+        let document = sim.vm_document(vm.0.parse().unwrap()).unwrap();
+        assert!(
+            document.contains("<MEMORY><![CDATA[2048]]></MEMORY>")
+                || document.contains("<MEMORY>2048</MEMORY>"),
+            "{version}: the VM holds the granted memory: {document}"
+        );
     }
 }
 

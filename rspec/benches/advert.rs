@@ -28,6 +28,7 @@ fn inventory(count: usize) -> Inventory {
                 available: i % 7 != 0,
                 hardware_types: vec!["kvm-host".into()],
                 sliver_types: vec![SliverOffer {
+                    max_size: None,
                     name: "default-vm".into(),
                     disk_images: vec![image("ubuntu22", true), image("debian12", false)],
                 }],

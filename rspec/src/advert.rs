@@ -62,6 +62,9 @@ pub struct InventoryNode {
 pub struct SliverOffer {
     /// Sliver type name, e.g. `default-vm`.
     pub name: String,
+    /// The largest size a request may ask for (Emulab `<xen>`), if the
+    /// type can be sized.
+    pub max_size: Option<crate::view::VmSize>,
     /// Bootable images.
     pub disk_images: Vec<DiskImage>,
 }
@@ -196,11 +199,25 @@ fn write_node(w: &mut XmlWriter, cm: &str, node: &InventoryNode) {
         w.empty(2, "hardware_type", &[("name", Some(hardware_type))]);
     }
     for offer in &node.sliver_types {
-        if offer.disk_images.is_empty() {
+        if offer.disk_images.is_empty() && offer.max_size.is_none() {
             w.empty(2, "sliver_type", &[("name", Some(&offer.name))]);
             continue;
         }
         w.open(2, "sliver_type", &[("name", Some(&offer.name))]);
+        if let Some(size) = &offer.max_size {
+            let (cores, ram) = (size.cores.to_string(), size.ram_mb.to_string());
+            let disk = size.disk_gb.map(|d| d.to_string());
+            w.empty(
+                3,
+                "emulab:xen",
+                &[
+                    ("xmlns:emulab", Some(ns::EMULAB)),
+                    ("cores", Some(&cores)),
+                    ("ram", Some(&ram)),
+                    ("disk", disk.as_deref()),
+                ],
+            );
+        }
         for image in &offer.disk_images {
             w.empty(
                 3,

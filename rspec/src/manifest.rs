@@ -232,6 +232,9 @@ fn annotate_node(doc: &mut Document, id: NodeId, cm: &str, annotations: &Annotat
         if let Some(value) = &a.sliver_type {
             node.add_sliver_type_if_missing(value);
         }
+        if let Some(size) = &a.size {
+            node.set_xen(size);
+        }
         if let Some(value) = &a.component_id {
             node.set_component_id(value);
         }

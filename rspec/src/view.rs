@@ -19,6 +19,7 @@ mod services;
 pub use link::{InterfaceRef, Link, LinkMut, LinkType, Property};
 pub use node::{
     DiskImage, HardwareType, Interface, InterfaceMut, Ip, Location, Node, NodeMut, SliverType,
+    VmSize, Xen,
 };
 pub use opstate::{Opstate, OpstateAction, OpstateState};
 pub use root::{RSpec, RSpecMut, ViewError, schema_url};
@@ -39,6 +40,9 @@ pub mod ns {
     pub const OPSTATE: &str = "http://www.geni.net/resources/rspec/ext/opstate/1";
     /// jFed SSH proxy extension of manifests (`proxy`).
     pub const PROXY: &str = "http://jfed.iminds.be/proxy/1.0";
+    /// Emulab extension: `<emulab:xen cores ram disk>` inside a
+    /// `<sliver_type>` sizes a VM (geni-lib's `XenVM`, jFed).
+    pub const EMULAB: &str = "http://www.protogeni.net/resources/rspec/ext/emulab/1";
     /// XML Schema instance namespace (`xsi:schemaLocation`).
     pub const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
 }

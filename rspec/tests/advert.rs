@@ -7,7 +7,7 @@ use rspec::advert::{
 };
 use rspec::tree::Document;
 use rspec::validate::RspecKind;
-use rspec::view::RSpec;
+use rspec::view::{RSpec, VmSize};
 use std::collections::BTreeMap;
 
 const CM: &str = "urn:publicid:IDN+cloud.example.org+authority+cm";
@@ -21,6 +21,7 @@ fn node(index: usize, available: bool) -> InventoryNode {
         hardware_types: vec!["kvm-host".into()],
         sliver_types: vec![
             SliverOffer {
+                max_size: None,
                 name: "default-vm".into(),
                 disk_images: vec![DiskImage {
                     name: "urn:publicid:IDN+cloud.example.org+image+ubuntu22".into(),
@@ -31,6 +32,11 @@ fn node(index: usize, available: bool) -> InventoryNode {
                 }],
             },
             SliverOffer {
+                max_size: Some(VmSize {
+                    cores: 4,
+                    ram_mb: 8192,
+                    disk_gb: Some(40),
+                }),
                 name: "raw-vm".into(),
                 disk_images: vec![],
             },
@@ -95,6 +101,13 @@ fn ad_reads_back_with_every_node_attribute() {
     );
     assert_eq!(image.default().as_deref(), Some("true"));
     assert_eq!(nodes[0].sliver_types().count(), 2);
+    assert!(vm.xen().is_none(), "a type without bounds advertises none");
+    let sized = nodes[0].sliver_types().nth(1).unwrap();
+    let bounds = sized.xen().expect("the bounds as an emulab:xen");
+    assert_eq!(
+        [bounds.cores(), bounds.ram(), bounds.disk()].map(|v| v.map(|v| v.into_owned())),
+        [Some("4".into()), Some("8192".into()), Some("40".into())]
+    );
 }
 
 #[test]

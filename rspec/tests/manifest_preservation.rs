@@ -134,6 +134,7 @@ fn real_annotations(request: &Document, cm: &str) -> Annotations {
                     .then(|| format!("urn:publicid:IDN+views.test.example+node+host{index}")),
                 component_name: None,
                 sliver_type: None,
+                size: None,
                 exclusive: node.exclusive_attr().is_none().then_some(false),
                 hostname: Some(host.clone()),
                 logins: vec![

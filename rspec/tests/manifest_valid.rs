@@ -118,7 +118,7 @@ fn the_empty_manifest_validates_and_has_no_nodes() {
 }
 
 #[test]
-fn advertisements_validate_with_the_opstate_extension() {
+fn advertisements_validate_with_the_opstate_and_size_extensions() {
     use chrono::{TimeZone, Utc};
     use rspec::advert::{self, DiskImage, Inventory, InventoryNode, Location, SliverOffer};
     let node = |i: usize| InventoryNode {
@@ -128,6 +128,11 @@ fn advertisements_validate_with_the_opstate_extension() {
         available: i != 1,
         hardware_types: vec!["kvm-host".into()],
         sliver_types: vec![SliverOffer {
+            max_size: Some(rspec::view::VmSize {
+                cores: 4,
+                ram_mb: 8192,
+                disk_gb: Some(40),
+            }),
             name: "default-vm".into(),
             disk_images: vec![DiskImage {
                 name: "urn:publicid:IDN+cloud.example.org+image+ubuntu22".into(),

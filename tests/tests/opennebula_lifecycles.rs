@@ -301,10 +301,20 @@ fn actions(version: &str, store: Store) {
         ],
     )
     .ok();
-    one::wait_for("bob's key in the CONTEXT", || {
+    let base64 = base64::engine::general_purpose::STANDARD;
+    let bob_login = format!("geni_user bob {}\n", base64.encode(bob_key));
+    one::wait_for("bob's login in the CONTEXT", || {
         let vm = one::vm_of(&sim, &urn);
-        one::context_value(&vm, "SSH_PUBLIC_KEY").is_some_and(|keys| keys.contains(bob_key))
+        one::context_value(&vm, "START_SCRIPT_BASE64")
+            .and_then(|script| base64.decode(script).ok())
+            .is_some_and(|script| String::from_utf8_lossy(&script).contains(&bob_login))
     });
+    let vm = one::vm_of(&sim, &urn);
+    let direct = one::context_value(&vm, "SSH_PUBLIC_KEY").unwrap_or_default();
+    assert!(
+        !direct.contains(bob_key),
+        "bob's key is not on the USERNAME login: {direct:?}"
+    );
     slice.wait_ready(&[DEMO_SLICE]);
     slice.delete(&[DEMO_SLICE]);
 }

@@ -49,6 +49,12 @@ fn sliver_type_spec(kind: &SliverType) -> SliverTypeSpec {
         name: kind.name.clone(),
         cpus: i64::from(kind.cpus),
         memory_mb: i64::try_from(kind.memory_mb).unwrap_or(i64::MAX),
+        max_cores: Some(i64::from(kind.max_size.cores)),
+        max_ram_mb: Some(i64::try_from(kind.max_size.ram_mb).unwrap_or(i64::MAX)),
+        max_disk_gb: kind
+            .max_size
+            .disk_gb
+            .map(|gb| i64::try_from(gb).unwrap_or(i64::MAX)),
         disk_images: kind
             .disk_images
             .iter()

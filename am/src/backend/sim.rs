@@ -17,7 +17,7 @@ mod vm;
 use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
     BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
-    TaggedVm, UserKeys, VmHandle, VmObservation, VmSpec, VmState,
+    TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
 };
 use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};
@@ -237,14 +237,19 @@ impl SimulatedCloud {
                 kind.name
             )));
         }
+        let size = spec.size.unwrap_or(VmSize {
+            cores: kind.cpus,
+            ram_mb: kind.memory_mb,
+            disk_gb: None,
+        });
         let fits = |index: usize, host: &Host| {
             let on_host = state.vms.values().filter(|vm| vm.host == index);
             let (count, cpus, memory) = on_host.fold((0u32, 0u32, 0u64), |(n, c, m), vm| {
                 (n + 1, c + vm.cpus, m + vm.memory_mb)
             });
             count < host.max_vms
-                && cpus + kind.cpus <= host.cpus
-                && memory + kind.memory_mb <= host.memory_mb
+                && cpus + size.cores <= host.cpus
+                && memory + size.ram_mb <= host.memory_mb
         };
         let hosts = self.inventory.hosts.iter().enumerate();
         let chosen = match &spec.host {
@@ -265,7 +270,7 @@ impl SimulatedCloud {
                 kind.name
             ))
         })?;
-        Ok((index, kind.cpus, kind.memory_mb))
+        Ok((index, size.cores, size.ram_mb))
     }
 }
 
@@ -498,6 +503,13 @@ fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
                 name: t.name.clone(),
                 cpus: t.cpus,
                 memory_mb: t.memory_mb,
+                max_size: super::max_size(
+                    t.cpus,
+                    t.memory_mb,
+                    t.max_cores,
+                    t.max_ram_mb,
+                    t.max_disk_gb,
+                ),
                 disk_images: t
                     .disk_images
                     .iter()

@@ -72,12 +72,13 @@ impl Action {
 
     /// The state a sliver in `from` moves to at once, or None when the
     /// action is not valid there. `geni_start` during provisioning is
-    /// accepted and takes effect when the VM exists.
+    /// accepted and takes effect when the VM exists. `geni_failed` is
+    /// final, as advertised: no action leads out of it.
     pub fn next_state(self, from: OperationalState) -> Option<OperationalState> {
         match (self, from) {
             (Self::Start, Op::PendingAllocation) => Some(Op::PendingAllocation),
-            (Self::Start, Op::NotReady | Op::Failed) => Some(Op::Configuring),
-            (Self::Restart, Op::Ready | Op::Failed) => Some(Op::Configuring),
+            (Self::Start, Op::NotReady) => Some(Op::Configuring),
+            (Self::Restart, Op::Ready) => Some(Op::Configuring),
             (Self::Stop, Op::Ready | Op::ReadyBusy | Op::Configuring) => Some(Op::Stopping),
             (Self::UpdateUsers, Op::Ready) => Some(Op::UpdatingUsers),
             (Self::CancelUpdateUsers, Op::UpdatingUsers) => Some(Op::Ready),
@@ -156,18 +157,29 @@ fn step(row: &mut SliverRow, action: Action) -> Result<(), AmError> {
         )));
     }
     let from = row.operational()?;
-    let next = action.next_state(from).ok_or_else(|| {
-        AmError::unsupported(format!(
-            "{} is not possible while sliver {} is {from}",
-            action.as_str(),
-            row.urn
-        ))
-    })?;
+    let next = action
+        .next_state(from)
+        .ok_or_else(|| refusal(row, action, from))?;
     row.operational_state = next.as_str().to_owned();
-    if next != Op::Failed {
-        row.error.clear();
-    }
+    row.error.clear();
     Ok(())
+}
+
+/// Why `action` cannot be done on `row` in state `from`: a failed sliver
+/// says why it failed and that only a new sliver helps.
+fn refusal(row: &SliverRow, action: Action, from: OperationalState) -> AmError {
+    let mut message = format!(
+        "{} is not possible while sliver {} is {from}",
+        action.as_str(),
+        row.urn
+    );
+    if from == Op::Failed {
+        if !row.error.is_empty() {
+            message.push_str(&format!(" ({})", row.error));
+        }
+        message.push_str("; a failed sliver stays failed: delete it and allocate a new one");
+    }
+    AmError::unsupported(message)
 }
 
 #[cfg(test)]
@@ -214,5 +226,12 @@ mod tests {
         assert_eq!(Action::Restart.next_state(Op::PendingAllocation), None);
         assert_eq!(Action::UpdateUsers.next_state(Op::NotReady), None);
         assert_eq!(Action::Start.next_state(Op::Ready), None);
+    }
+
+    #[test]
+    fn no_action_leads_out_of_a_failed_sliver() {
+        for (action, _) in Action::NAMES {
+            assert_eq!(action.next_state(Op::Failed), None, "{}", action.as_str());
+        }
     }
 }

@@ -6,10 +6,11 @@
 
 use super::Aggregate;
 use crate::geni::AmError;
-use crate::store::components::{self, ComponentRow, Usage};
+use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
 use crate::store::outage;
 use chrono::TimeDelta;
 use rspec::advert::{self, DiskImage, Inventory, InventoryNode, Location, SliverOffer};
+use rspec::view::VmSize;
 use std::collections::BTreeMap;
 
 /// How long an advertisement may be relied on.
@@ -63,6 +64,7 @@ fn node(c: &ComponentRow, used: &Usage, answers: bool) -> InventoryNode {
             .iter()
             .map(|s| SliverOffer {
                 name: s.name.clone(),
+                max_size: max_size(s),
                 disk_images: s
                     .disk_images
                     .iter()
@@ -82,4 +84,17 @@ fn node(c: &ComponentRow, used: &Usage, answers: bool) -> InventoryNode {
             longitude: l.longitude.clone(),
         }),
     }
+}
+
+/// The largest size a request may give a sliver of type `s`, advertised
+/// as its `<emulab:xen>`; none for a type stored without bounds.
+fn max_size(s: &SliverTypeSpec) -> Option<VmSize> {
+    let cores = u32::try_from(s.max_cores?).ok()?;
+    let ram_mb = u64::try_from(s.max_ram_mb?).ok()?;
+    let disk_gb = s.max_disk_gb.and_then(|gb| u64::try_from(gb).ok());
+    Some(VmSize {
+        cores,
+        ram_mb,
+        disk_gb,
+    })
 }

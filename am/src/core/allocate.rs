@@ -35,8 +35,26 @@ struct NodeRequest {
     component_id: Option<String>,
     sliver_type: Option<String>,
     disk_image: Option<String>,
+    size: SizeRequest,
     exclusive: bool,
     line: u32,
+}
+
+/// What a node's `<emulab:xen cores ram disk>` asks for; what it leaves
+/// out is the sliver type's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SizeRequest {
+    cores: Option<i64>,
+    ram_mb: Option<i64>,
+    disk_gb: Option<i64>,
+}
+
+/// The resources a sliver is granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Grant {
+    cpus: i64,
+    memory_mb: i64,
+    disk_gb: Option<i64>,
 }
 
 /// A validated request and the nodes that are ours.
@@ -153,7 +171,7 @@ impl Aggregate {
         let mut rows = Vec::with_capacity(request.nodes.len());
         for node in &request.nodes {
             let default_type = self.config.policy.default_sliver_type.as_deref();
-            let (component, spec) = place(&inventory, &mut usage, node, default_type)?;
+            let (component, spec, grant) = place(&inventory, &mut usage, node, default_type)?;
             let row = SliverRow {
                 urn: self.new_sliver_urn(),
                 slice_urn: slice_urn.to_owned(),
@@ -162,8 +180,8 @@ impl Aggregate {
                 component_id: component.id.clone(),
                 sliver_type: spec.name.clone(),
                 disk_image: node.disk_image.clone(),
-                cpus: spec.cpus,
-                memory_mb: spec.memory_mb,
+                cpus: grant.cpus,
+                memory_mb: grant.memory_mb,
                 exclusive: node.exclusive || component.exclusive,
                 allocation_state: AllocationState::Allocated.as_str().to_owned(),
                 operational_state: OperationalState::PendingAllocation.as_str().to_owned(),
@@ -173,6 +191,7 @@ impl Aggregate {
                 created_at: to_unix(&now),
                 version: 0,
                 deleted_at: None,
+                disk_gb: grant.disk_gb,
             };
             slivers::insert(conn, &row)?;
             let detail = format!("on {} by {}", component.id, principal.caller_urn);
@@ -209,7 +228,21 @@ fn node_request(node: &Node<'_>) -> Result<NodeRequest, AmError> {
             "line {line}: node `{client_id}` has {types} sliver_type elements; this aggregate runs each node as one VM of one type: keep one, or none for the aggregate's default"
         )));
     }
+    let size = match sliver_type.as_ref().and_then(|s| s.xen()) {
+        Some(xen) => {
+            let read = |attribute: &str, value: Option<std::borrow::Cow<'_, str>>| {
+                size_value(line, &client_id, attribute, value.as_deref())
+            };
+            SizeRequest {
+                cores: read("cores", xen.cores())?,
+                ram_mb: read("ram", xen.ram())?,
+                disk_gb: read("disk", xen.disk())?,
+            }
+        }
+        None => SizeRequest::default(),
+    };
     Ok(NodeRequest {
+        size,
         client_id,
         component_id: node.component_id().map(|c| c.into_owned()),
         sliver_type: sliver_type
@@ -226,16 +259,72 @@ fn node_request(node: &Node<'_>) -> Result<NodeRequest, AmError> {
     })
 }
 
+/// One attribute of `<emulab:xen>`: a whole number of at least 1.
+fn size_value(
+    line: u32,
+    client_id: &str,
+    attribute: &str,
+    value: Option<&str>,
+) -> Result<Option<i64>, AmError> {
+    let Some(text) = value else {
+        return Ok(None);
+    };
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(AmError::bad_args(format!(
+            "line {line}: node `{client_id}` has <emulab:xen {attribute}=\"{text}\">; {attribute} must be a whole number of at least 1"
+        ))),
+    }
+}
+
+/// The size `node` gets as sliver type `spec`: what it asks for within
+/// the type's bounds, the type's own size for what it leaves out.
+/// Beyond a bound: BADARGS naming the bound.
+fn grant(node: &NodeRequest, spec: &SliverTypeSpec) -> Result<Grant, AmError> {
+    let bounds = [
+        (
+            "cores",
+            node.size.cores,
+            Some(spec.max_cores.unwrap_or(spec.cpus)),
+            "",
+        ),
+        (
+            "ram",
+            node.size.ram_mb,
+            Some(spec.max_ram_mb.unwrap_or(spec.memory_mb)),
+            " MB",
+        ),
+        ("disk", node.size.disk_gb, spec.max_disk_gb, " GB"),
+    ];
+    for (attribute, asked, bound, unit) in bounds {
+        let Some(asked) = asked else { continue };
+        let refusal = match bound {
+            Some(max) if asked > max => format!("at most {max}{unit}"),
+            None => "no disk size; leave out disk".to_owned(),
+            Some(_) => continue,
+        };
+        return Err(AmError::bad_args(format!(
+            "line {}: node `{}` asks for {attribute}=\"{asked}\" of sliver type `{}`, which offers {refusal}",
+            node.line, node.client_id, spec.name
+        )));
+    }
+    Ok(Grant {
+        cpus: node.size.cores.unwrap_or(spec.cpus),
+        memory_mb: node.size.ram_mb.unwrap_or(spec.memory_mb),
+        disk_gb: node.size.disk_gb,
+    })
+}
+
 /// Chooses a component for `node` (its bound one, or the one with the
-/// most free CPUs that offers its sliver type) and reserves the sliver's
-/// resources in `usage`. A node that names no sliver type gets
+/// most free CPUs that offers its sliver type and has room for the size
+/// it asks for) and reserves the granted resources in `usage`. A node that names no sliver type gets
 /// `default_type`, or else the first one advertised.
 fn place<'i>(
     inventory: &'i [ComponentRow],
     usage: &mut HashMap<String, Usage>,
     node: &NodeRequest,
     default_type: Option<&str>,
-) -> Result<(&'i ComponentRow, &'i SliverTypeSpec), AmError> {
+) -> Result<(&'i ComponentRow, &'i SliverTypeSpec, Grant), AmError> {
     let type_name = match node.sliver_type.as_deref().or(default_type) {
         Some(name) => name.to_owned(),
         None => inventory
@@ -282,15 +371,21 @@ fn place<'i>(
     if let Some(image) = &node.disk_image {
         check_image(node, image, &offering)?;
     }
+    let granted = offering
+        .iter()
+        .map(|(_, s)| grant(node, s))
+        .collect::<Result<Vec<_>, _>>()?;
     let free = Usage::default();
-    let (component, spec) = offering
+    let (component, spec, grant) = offering
         .into_iter()
-        .filter(|(c, s)| {
+        .zip(granted)
+        .map(|((c, s), g)| (c, s, g))
+        .filter(|(c, s, g)| {
             let used = usage.get(&c.id).unwrap_or(&free);
-            c.fits(used, s.cpus, s.memory_mb, node.exclusive)
+            c.fits(used, g.cpus, g.memory_mb, node.exclusive)
                 && node.disk_image.as_deref().is_none_or(|i| offers_image(s, i))
         })
-        .max_by_key(|(c, _)| {
+        .max_by_key(|(c, _, _)| {
             let used = usage.get(&c.id).unwrap_or(&free);
             (c.cpus - used.cpus, std::cmp::Reverse(c.id.clone()))
         })
@@ -303,11 +398,11 @@ fn place<'i>(
             ))
         })?;
     let used = usage.entry(component.id.clone()).or_default();
-    used.cpus += spec.cpus;
-    used.memory_mb += spec.memory_mb;
+    used.cpus += grant.cpus;
+    used.memory_mb += grant.memory_mb;
     used.slivers += 1;
     used.exclusive |= node.exclusive || component.exclusive;
-    Ok((component, spec))
+    Ok((component, spec, grant))
 }
 
 /// Whether sliver type `spec` boots `image` (names compared ignoring case).

@@ -129,6 +129,7 @@ fn annotate(
         let mut node = NodeAnnotation {
             sliver_id: row.urn.clone(),
             sliver_type: Some(row.sliver_type.clone()),
+            size: row.granted_size(),
             component_id: Some(row.component_id.clone()),
             component_name: names.get(&row.component_id).cloned(),
             exclusive: Some(row.exclusive),
@@ -213,9 +214,9 @@ fn access(
     ssh: &SshAccess,
 ) -> (Vec<Login>, Option<Proxy>) {
     let per_user = |host: &str, port: u16| {
-        users
+        login_names(users)
             .iter()
-            .map(|u| Login::ssh(host, port, &login_name(&u.urn)))
+            .map(|login| Login::ssh(host, port, login))
             .collect()
     };
     if let Some((gateway, gateway_port)) = &ssh.gateway {
@@ -257,6 +258,19 @@ pub fn login_name(user_urn: &str) -> String {
     }
 }
 
+/// The distinct logins of `users` in order of first appearance: users
+/// whose URNs map to the same login name share that account.
+pub fn login_names(users: &[UserKeys]) -> Vec<String> {
+    let mut logins: Vec<String> = Vec::new();
+    for user in users {
+        let login = login_name(&user.urn);
+        if !logins.contains(&login) {
+            logins.push(login);
+        }
+    }
+    logins
+}
+
 /// `text` with every character other than ASCII letters, digits and those
 /// `extra` accepts replaced by `with`.
 pub(super) fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
@@ -294,5 +308,19 @@ mod tests {
         );
         assert_eq!(login_name("urn:publicid:IDN+x+user+j.doe"), "j_doe");
         assert_eq!(login_name(""), "geni");
+    }
+
+    #[test]
+    fn users_with_the_same_login_name_share_one_login() {
+        let user = |urn: &str| UserKeys {
+            urn: urn.into(),
+            keys: Vec::new(),
+        };
+        let users = [
+            user("urn:publicid:IDN+ch.geni.net+user+alice"),
+            user("urn:publicid:IDN+ch.geni.net+user+bob"),
+            user("urn:publicid:IDN+emulab.net+user+Alice"),
+        ];
+        assert_eq!(login_names(&users), ["alice", "bob"]);
     }
 }

@@ -99,6 +99,7 @@ fn vm_spec(sliver: &SliverRow, users: Vec<UserKeys>, attachment: Attachment) -> 
         name: sliver.client_id.clone(),
         host: Some(sliver.component_id.clone()),
         sliver_type: sliver.sliver_type.clone(),
+        size: sliver.granted_size(),
         disk_image: sliver.disk_image.clone(),
         users,
         networks: attachment.nics,

@@ -3,7 +3,7 @@
 //! the manifest annotations (host name, logins) built from an observation.
 
 use crate::backend::{VmObservation, VmState};
-use crate::core::login_name;
+use crate::core::login_names;
 use crate::core::types::{LoginEndpoint, OperationalState, SliverAnnotations, UserKeys};
 
 /// What a sliver in `current` becomes when its VM is seen `seen`: `None`
@@ -23,7 +23,7 @@ pub fn next_state(current: OperationalState, seen: VmState) -> Option<Operationa
 
 /// `annotations` updated with the host name of `seen`, the MAC and
 /// address of each interface (the VM's NIC on the interface's network),
-/// and one SSH login per user.
+/// and one SSH login per login name (users sharing a name share it).
 pub fn annotate(
     mut annotations: SliverAnnotations,
     seen: &VmObservation,
@@ -51,12 +51,12 @@ pub fn annotate(
         }
     }
     if let Some(hostname) = &annotations.hostname {
-        annotations.logins = users
-            .iter()
-            .map(|user| LoginEndpoint {
+        annotations.logins = login_names(users)
+            .into_iter()
+            .map(|username| LoginEndpoint {
                 hostname: hostname.clone(),
                 port: 22,
-                username: login_name(&user.urn),
+                username,
             })
             .collect();
     }

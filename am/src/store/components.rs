@@ -56,6 +56,15 @@ pub struct SliverTypeSpec {
     pub cpus: i64,
     /// Memory per sliver (MiB).
     pub memory_mb: i64,
+    /// The most cores a request may ask for; unset: `cpus`.
+    #[serde(default)]
+    pub max_cores: Option<i64>,
+    /// The most memory a request may ask for (MiB); unset: `memory_mb`.
+    #[serde(default)]
+    pub max_ram_mb: Option<i64>,
+    /// The largest disk a request may ask for (GB); unset: none.
+    #[serde(default)]
+    pub max_disk_gb: Option<i64>,
     /// Bootable images.
     #[serde(default)]
     pub disk_images: Vec<DiskImageSpec>,

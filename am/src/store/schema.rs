@@ -53,6 +53,7 @@ diesel::table! {
         created_at -> BigInt,
         version -> BigInt,
         deleted_at -> Nullable<BigInt>,
+        disk_gb -> Nullable<BigInt>,
     }
 }
 

@@ -57,9 +57,21 @@ pub struct SliverRow {
     pub version: i64,
     /// When it was deleted (unix seconds), `None` while it is live.
     pub deleted_at: Option<i64>,
+    /// Disk size granted (GB), when the request sized the disk.
+    pub disk_gb: Option<i64>,
 }
 
 impl SliverRow {
+    /// The size granted at Allocate (cores, memory, disk when sized), as
+    /// the VM is created and the manifest shows it.
+    pub fn granted_size(&self) -> Option<rspec::view::VmSize> {
+        Some(rspec::view::VmSize {
+            cores: u32::try_from(self.cpus).ok()?,
+            ram_mb: u64::try_from(self.memory_mb).ok()?,
+            disk_gb: self.disk_gb.and_then(|gb| u64::try_from(gb).ok()),
+        })
+    }
+
     /// The allocation state.
     pub fn allocation(&self) -> StoreResult<AllocationState> {
         AllocationState::parse(&self.allocation_state).ok_or_else(|| StoreError::Corrupt {

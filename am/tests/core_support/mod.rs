@@ -69,6 +69,9 @@ pub fn config() -> AggregateConfig {
 /// A sliver type of `cpus` CPUs and `memory_mb` MiB booting [`IMAGE`].
 pub fn sliver_type(name: &str, cpus: i64, memory_mb: i64) -> SliverTypeSpec {
     SliverTypeSpec {
+        max_cores: None,
+        max_ram_mb: None,
+        max_disk_gb: None,
         name: name.into(),
         cpus,
         memory_mb,

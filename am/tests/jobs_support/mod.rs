@@ -100,6 +100,7 @@ macro_rules! on_both_stores {
 /// A VM specification for `tag` of the corpus request's type, with no users.
 pub fn small_vm(tag: &str, host: Option<String>) -> VmSpec {
     VmSpec {
+        size: None,
         tag: tag.to_owned(),
         name: "vm".into(),
         host,
@@ -126,7 +127,7 @@ pub fn fast_jobs() -> JobsConfig {
         reaper_recheck_ms: 500,
         retry_base_secs: 1,
         retry_max_secs: 2,
-        instance_id: String::new(),
+        ..JobsConfig::default()
     }
 }
 
@@ -263,10 +264,20 @@ impl Harness {
 
     /// Performs `action` (e.g. `geni_start`) on one sliver through the core.
     pub fn act(&self, urn: &str, action: &str, users: Option<&[UserKeys]>) {
+        self.try_act(urn, action, users).unwrap();
+    }
+
+    /// Performs `action` on the sliver `urn` of [`SLICE`] through the core
+    /// (all or nothing), and returns what the core answered.
+    pub fn try_act(
+        &self,
+        urn: &str,
+        action: &str,
+        users: Option<&[UserKeys]>,
+    ) -> Result<Vec<am::core::types::SliverInfo>, AmError> {
         let selector = slivers(SLICE, &[urn.to_owned()]);
         self.aggregate
             .perform_action(&principal(SLICE), &selector, action, false, users)
-            .unwrap();
     }
 
     /// Deletes every sliver of `slice` through the core.

@@ -23,6 +23,8 @@ pub struct NodeAnnotation {
     /// The sliver type the node got; written as `<sliver_type>` when the
     /// request left the choice to the aggregate.
     pub sliver_type: Option<String>,
+    /// The size the VM got, written as the sliver type's Emulab `<xen>`.
+    pub size: Option<crate::view::VmSize>,
     /// The component the node was placed on.
     pub component_id: Option<String>,
     /// That component's short name.

@@ -171,6 +171,46 @@ fn the_chosen_sliver_type_is_written_only_where_the_request_named_none() {
 }
 
 #[test]
+fn the_granted_size_replaces_the_requested_xen_and_reads_back() {
+    let doc = request(
+        "<node client_id=\"sized\"><sliver_type name=\"vm\"><emulab:xen xmlns:emulab=\"http://www.protogeni.net/resources/rspec/ext/emulab/1\" cores=\"2\" ram=\"999\"/></sliver_type></node>\n<node client_id=\"plain\"/>",
+    );
+    let mut annotations = Annotations::default();
+    for (client_id, ram_mb) in [("sized", 2048), ("plain", 512)] {
+        let mut node = node_annotation(&format!("urn:publicid:IDN+a.example+sliver+{client_id}"));
+        node.sliver_type = Some("vm".into());
+        node.size = Some(crate::view::VmSize {
+            cores: 2,
+            ram_mb,
+            disk_gb: (client_id == "sized").then_some(20),
+        });
+        annotations.nodes.insert(client_id.into(), node);
+    }
+    let manifest = build(&doc, CM, &annotations).unwrap();
+    let rspec = RSpec::new(&manifest).unwrap();
+    let size = |client_id: &str| {
+        let node = rspec.node(client_id).unwrap();
+        let sliver_type = node.sliver_type().unwrap();
+        let xen = sliver_type.xen().expect("an emulab:xen");
+        let read = |v: Option<std::borrow::Cow<'_, str>>| v.map(|v| v.into_owned());
+        (read(xen.cores()), read(xen.ram()), read(xen.disk()))
+    };
+    let text = |v: &str| Some(v.to_owned());
+    assert_eq!(size("sized"), (text("2"), text("2048"), text("20")));
+    assert_eq!(size("plain"), (text("2"), text("512"), None));
+    let bytes = manifest.to_bytes();
+    assert_eq!(
+        String::from_utf8_lossy(&bytes).matches(":xen ").count(),
+        2,
+        "the requested xen replaced, not kept beside: {}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let validator = crate::validate::Validator::new().unwrap();
+    let checked = validator.validate_as(&bytes, RspecKind::Manifest);
+    assert!(checked.is_ok(), "{checked:?}");
+}
+
+#[test]
 fn only_our_links_report_ends_that_no_node_declares() {
     let doc = request(&format!(
         "<node client_id=\"a\"><interface client_id=\"a:0\"/></node>\n\

@@ -1,7 +1,7 @@
 //! `<node>` and what it contains: sliver types with disk images, hardware
 //! types, availability, location and interfaces with their IP addresses.
 
-use super::{Services, ServicesMut, append_core, child_named, children_named, element_view};
+use super::{Services, ServicesMut, append_core, child_named, children_named, element_view, ns};
 use crate::tree::{Document, NodeId};
 
 element_view! {
@@ -88,6 +88,50 @@ impl<'a> SliverType<'a> {
     pub fn disk_images(&self) -> impl Iterator<Item = DiskImage<'a>> + use<'a> {
         let doc = self.doc;
         children_named(doc, self.id, "disk_image").map(move |id| DiskImage::new(doc, id))
+    }
+
+    /// The Emulab `<xen>` sizing the VM, if any.
+    pub fn xen(&self) -> Option<Xen<'a>> {
+        self.doc
+            .elements_named(self.id, ns::EMULAB, "xen")
+            .next()
+            .map(|id| Xen::new(self.doc, id))
+    }
+}
+
+/// A VM's size in the terms of the Emulab `<xen>` element: granted (in a
+/// manifest) or the largest offered (in an advertisement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VmSize {
+    /// Virtual CPUs (`cores`).
+    pub cores: u32,
+    /// Memory in MiB (`ram`).
+    pub ram_mb: u64,
+    /// Disk size in GB (`disk`); `None` when the image decides.
+    pub disk_gb: Option<u64>,
+}
+
+impl VmSize {
+    /// Sets the `cores`, `ram` and `disk` attributes of `xen`.
+    pub(crate) fn write(&self, doc: &mut Document, xen: NodeId) {
+        doc.set_attribute(xen, "cores", &self.cores.to_string());
+        doc.set_attribute(xen, "ram", &self.ram_mb.to_string());
+        if let Some(disk) = self.disk_gb {
+            doc.set_attribute(xen, "disk", &disk.to_string());
+        }
+    }
+}
+
+element_view! {
+    /// Read view of an Emulab `<xen>` (namespace [`ns::EMULAB`]): the size
+    /// of a VM as geni-lib's `XenVM.cores/ram/disk` write it.
+    Xen {
+        /// `cores`: virtual CPUs.
+        cores => "cores",
+        /// `ram`: memory in MiB.
+        ram => "ram",
+        /// `disk`: disk size in GB.
+        disk => "disk",
     }
 }
 
@@ -222,6 +266,26 @@ impl<'a> NodeMut<'a> {
             let sliver_type = append_core(self.doc, self.id, "sliver_type");
             self.doc.set_attribute(sliver_type, "name", name);
         }
+    }
+
+    /// Writes `size` as the Emulab `<xen>` of the node's first
+    /// `<sliver_type>` (replacing the one the request had), so the
+    /// manifest shows the size the VM got. No-op without a sliver type.
+    pub fn set_xen(&mut self, size: &VmSize) {
+        let Some(sliver_type) = self.as_view().sliver_type().map(|s| s.id()) else {
+            return;
+        };
+        let old: Vec<NodeId> = self
+            .doc
+            .elements_named(sliver_type, ns::EMULAB, "xen")
+            .collect();
+        for id in old {
+            self.doc.remove(id);
+        }
+        let xen = self
+            .doc
+            .append_element(sliver_type, ns::EMULAB, "emulab", "xen");
+        size.write(self.doc, xen);
     }
 
     /// The node's `<services>`, appended when it has none.

@@ -84,6 +84,18 @@ pub struct OneSliverType {
     pub vcpu: u32,
     /// Memory sent as `MEMORY`, in MiB.
     pub memory_mb: u64,
+    /// The most virtual CPUs a request may ask for (`<emulab:xen
+    /// cores>`; `CPU` grows in proportion); unset: `vcpu`.
+    #[serde(default)]
+    pub max_cores: Option<u32>,
+    /// The most memory a request may ask for, in MiB (`ram`); unset:
+    /// `memory_mb`.
+    #[serde(default)]
+    pub max_ram_mb: Option<u64>,
+    /// The largest first disk a request may ask for, in GB (`disk`, sent
+    /// as the DISK's `SIZE`); unset: no disk size may be asked for.
+    #[serde(default)]
+    pub max_disk_gb: Option<u64>,
 }
 
 /// The `[backend.opennebula.links]` section: exactly one of
@@ -265,6 +277,15 @@ impl OneConfig {
             }
             if kind.memory_mb == 0 {
                 return fail("memory_mb", "must be at least 1");
+            }
+            if kind.max_cores.is_some_and(|m| m < kind.vcpu) {
+                return fail("max_cores", "must be at least vcpu");
+            }
+            if kind.max_ram_mb.is_some_and(|m| m < kind.memory_mb) {
+                return fail("max_ram_mb", "must be at least memory_mb");
+            }
+            if kind.max_disk_gb == Some(0) {
+                return fail("max_disk_gb", "must be at least 1");
             }
         }
         Ok(())

@@ -4,11 +4,14 @@
 //! site's `NETWORK = "YES"` and the like), with the aggregate's keys set in
 //! place or appended:
 //!
-//! * `SSH_PUBLIC_KEY`: every slice user's keys, newline-joined;
-//! * `USERNAME`: the login of the first user, from its URN by the rule the
-//!   manifest's logins follow ([`login_name`]);
+//! * `USERNAME`: the first login that can be a Unix account, each user's
+//!   login derived from the URN by the rule the manifest's logins follow
+//!   ([`login_name`]);
+//! * `SSH_PUBLIC_KEY`: the keys of the users of that login only, newline-
+//!   joined (the guest's contextualization installs them on `USERNAME`,
+//!   so another user's key there would open someone else's account);
 //! * `SET_HOSTNAME`: a DNS label from the `client_id`;
-//! * `START_SCRIPT_BASE64`: a script adding the other users with their
+//! * `START_SCRIPT_BASE64`: a script giving every login its own users'
 //!   keys, unpacking each `<install>` and running each `<execute>`;
 //! * `GENI_SLIVER_BASE64`: the record the CONTEXT was built from, so a key
 //!   update can rebuild it.
@@ -146,17 +149,12 @@ impl SliverContext {
     /// The keys the aggregate sets, in a fixed order.
     fn additions(&self) -> Vec<(String, String)> {
         let logins = self.logins();
-        let direct_keys: Vec<&str> = self
-            .users
-            .iter()
-            .flat_map(|user| user.keys.iter().map(|k| k.trim()))
-            .filter(|k| context_safe(k))
-            .collect();
         let mut additions = Vec::new();
-        if !direct_keys.is_empty() {
-            additions.push(("SSH_PUBLIC_KEY".to_owned(), direct_keys.join("\n")));
-        }
-        if let Some((first, _)) = logins.first().filter(|(login, _)| valid_login(login)) {
+        if let Some((first, keys)) = logins.iter().find(|(login, _)| valid_login(login)) {
+            let direct_keys: Vec<&str> = keys.iter().copied().filter(|k| context_safe(k)).collect();
+            if !direct_keys.is_empty() {
+                additions.push(("SSH_PUBLIC_KEY".to_owned(), direct_keys.join("\n")));
+            }
             additions.push(("USERNAME".to_owned(), first.clone()));
         }
         additions.push(("SET_HOSTNAME".to_owned(), self.hostname.clone()));
@@ -276,6 +274,7 @@ mod tests {
 
     fn spec(name: &str, users: &[UserKeys]) -> VmSpec {
         VmSpec {
+            size: None,
             tag: "urn:publicid:IDN+am.example+sliver+1".into(),
             name: name.into(),
             host: None,
@@ -347,7 +346,8 @@ mod tests {
         );
         assert_eq!(
             value(&context, "SSH_PUBLIC_KEY"),
-            "ssh-ed25519 AAAA alice@a\nssh-rsa BBBB alice@b\nssh-ed25519 CCCC bob"
+            "ssh-ed25519 AAAA alice@a\nssh-rsa BBBB alice@b",
+            "only the keys of the USERNAME login"
         );
         assert_eq!(value(&context, "USERNAME"), "alice");
         assert_eq!(value(&context, "SET_HOSTNAME"), "node-a");
@@ -418,6 +418,28 @@ mod tests {
     }
 
     #[test]
+    fn each_login_gets_only_its_own_users_keys() {
+        let users = [
+            user("42", &["k0"]),
+            user("alice", &["k1"]),
+            user("bob", &["k2", "k3"]),
+        ];
+        let context = SliverContext::new(0, &spec("n", &users)).merge(&template_context());
+        assert_eq!(
+            value(&context, "USERNAME"),
+            "alice",
+            "the first account name"
+        );
+        assert_eq!(value(&context, "SSH_PUBLIC_KEY"), "k1");
+        let script = script(&context);
+        for (login, keys) in [("alice", "k1"), ("bob", "k2\nk3")] {
+            let line = format!("geni_user {login} {}\n", BASE64.encode(keys));
+            assert!(script.contains(&line), "{line} in {script}");
+        }
+        assert_eq!(script.matches("geni_user ").count(), 3, "{script}");
+    }
+
+    #[test]
     fn logins_follow_the_manifest_and_share_accounts() {
         let users = [
             user("Alice.Smith", &["k1"]),
@@ -436,10 +458,18 @@ mod tests {
             ]
         );
         assert_eq!(value(&record.merge(&[]), "USERNAME"), "alice_smith");
+        let shared = record.merge(&[]);
+        assert_eq!(
+            value(&shared, "SSH_PUBLIC_KEY"),
+            "k1\nk2",
+            "one login, both users"
+        );
         let odd = SliverContext::new(0, &spec("n", &users[2..]));
         assert!(
-            odd.merge(&[]).iter().all(|(k, _)| k != "USERNAME"),
-            "not an account name"
+            odd.merge(&[])
+                .iter()
+                .all(|(k, _)| k != "USERNAME" && k != "SSH_PUBLIC_KEY"),
+            "not an account name: its keys go to no other account"
         );
         assert_eq!(crate::backend::host_label("--", 63), "vm");
     }

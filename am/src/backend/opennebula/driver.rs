@@ -30,7 +30,7 @@ use super::template::{ExtraTemplate, TemplateError};
 use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
     BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
-    TaggedVm, UserKeys, VmHandle, VmObservation, VmSpec, VmState,
+    TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
 };
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -272,7 +272,9 @@ impl OpenNebulaCloud {
         })
     }
 
-    /// The extra template of a new VM.
+    /// The extra template of a new VM: the granted size (`CPU` grows with
+    /// `VCPU` at the type's share per virtual CPU; a disk size becomes the
+    /// first DISK's `SIZE` in MiB), the CONTEXT, disks, NICs and labels.
     fn extra_template(
         &self,
         spec: &VmSpec,
@@ -280,15 +282,29 @@ impl OpenNebulaCloud {
         record: &SliverContext,
         size: &OneSliverType,
     ) -> Result<ExtraTemplate, BackendError> {
+        let granted = granted_size(spec, size);
+        // The type's CPU share per virtual CPU, kept for the granted cores.
+        let cpu = size.cpu * f64::from(granted.cores) / f64::from(size.vcpu);
         let mut extra = ExtraTemplate::new();
         extra
-            .single("CPU", &size.cpu.to_string())?
-            .single("VCPU", &size.vcpu.to_string())?
-            .single("MEMORY", &size.memory_mb.to_string())?
+            .single("CPU", &cpu.to_string())?
+            .single("VCPU", &granted.cores.to_string())?
+            .single("MEMORY", &granted.ram_mb.to_string())?
             .vector("CONTEXT", &record.merge(&template.context))?;
-        if let Some(image) = &spec.disk_image {
-            let image_id = self.image_id(image)?.to_string();
-            extra.vector("DISK", &[("IMAGE_ID", image_id.as_str())])?;
+        let disk_size = granted.disk_gb.map(|gb| (gb * 1024).to_string());
+        let first_disk = match &spec.disk_image {
+            Some(image) => Some(vec![(
+                "IMAGE_ID".to_owned(),
+                self.image_id(image)?.to_string(),
+            )]),
+            None => disk_size.as_ref().and(template.disks.first().cloned()),
+        };
+        if let Some(mut disk) = first_disk {
+            if let Some(mib) = &disk_size {
+                disk.retain(|(key, _)| key != "SIZE");
+                disk.push(("SIZE".to_owned(), mib.clone()));
+            }
+            extra.vector("DISK", &disk)?;
             for disk in template.disks.iter().skip(1) {
                 extra.vector("DISK", disk)?;
             }
@@ -427,6 +443,13 @@ impl Compute for OpenNebulaCloud {
                 name: t.name.clone(),
                 cpus: cpu_share(t.cpu),
                 memory_mb: t.memory_mb,
+                max_size: crate::backend::max_size(
+                    t.vcpu,
+                    t.memory_mb,
+                    t.max_cores,
+                    t.max_ram_mb,
+                    t.max_disk_gb,
+                ),
                 disk_images: images.clone(),
             })
             .collect();
@@ -847,6 +870,16 @@ pub(super) fn parse_version(text: &str) -> Option<(u32, u32)> {
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next().unwrap_or("0").parse().ok()?;
     Some((major, minor))
+}
+
+/// The size a VM of type `kind` gets: the one granted at Allocate, else
+/// the type's own.
+fn granted_size(spec: &VmSpec, kind: &OneSliverType) -> VmSize {
+    spec.size.unwrap_or(VmSize {
+        cores: kind.vcpu,
+        ram_mb: kind.memory_mb,
+        disk_gb: None,
+    })
 }
 
 #[cfg(test)]

@@ -67,6 +67,18 @@ pub struct SimSliverTypeConfig {
     pub cpus: u32,
     /// Memory one VM takes, in MiB.
     pub memory_mb: u64,
+    /// The most cores a request may ask for (`<emulab:xen cores>`);
+    /// unset: `cpus`.
+    #[serde(default)]
+    pub max_cores: Option<u32>,
+    /// The most memory a request may ask for, in MiB (`ram`); unset:
+    /// `memory_mb`.
+    #[serde(default)]
+    pub max_ram_mb: Option<u64>,
+    /// The largest disk a request may ask for, in GB (`disk`); unset: no
+    /// disk size may be asked for.
+    #[serde(default)]
+    pub max_disk_gb: Option<u64>,
     /// Bootable images; the first is the default.
     pub disk_images: Vec<SimDiskImageConfig>,
 }
@@ -217,6 +229,15 @@ impl SimConfig {
             }
             if kind.memory_mb == 0 {
                 return fail(key("memory_mb"), "must be at least 1");
+            }
+            if kind.max_cores.is_some_and(|m| m < kind.cpus) {
+                return fail(key("max_cores"), "must be at least cpus");
+            }
+            if kind.max_ram_mb.is_some_and(|m| m < kind.memory_mb) {
+                return fail(key("max_ram_mb"), "must be at least memory_mb");
+            }
+            if kind.max_disk_gb == Some(0) {
+                return fail(key("max_disk_gb"), "must be at least 1");
             }
             if !self
                 .hosts

@@ -13,6 +13,7 @@ fn cloud() -> SimulatedCloud {
 
 fn spec(tag: &str) -> VmSpec {
     VmSpec {
+        size: None,
         tag: tag.into(),
         name: "Node_A".into(),
         host: None,

@@ -1,0 +1,162 @@
+//! VM sizes asked the way geni-lib and jFed write them, `<emulab:xen cores
+//! ram disk>` inside `sliver_type`: granted within the sliver type's
+//! bounds, counted against the component's capacity at the size asked,
+//! shown in the manifest and refused beyond a bound with the bound in the
+//! message; the advertisement carries the bounds in the same extension.
+//! On SQLite and PostgreSQL.
+
+mod core_support;
+
+use am::core::Aggregate;
+use am::geni::GeniCode;
+use am::store::components::ComponentRow;
+use core_support::*;
+use rspec::tree::Document;
+use rspec::view::RSpec;
+
+/// One 4-CPU host whose `emulab-xen` type (1 CPU, 512 MiB) may grow to 4
+/// cores, 4096 MiB and a 20 GB disk.
+fn sized_host() -> ComponentRow {
+    let mut row = host("h1", 4);
+    row.memory_mb = 8192;
+    let xen = &mut row.details.sliver_types[1];
+    (xen.max_cores, xen.max_ram_mb, xen.max_disk_gb) = (Some(4), Some(4096), Some(20));
+    row
+}
+
+/// A request for one `emulab-xen` node `client_id` with `xen` as the
+/// attributes of its `<emulab:xen>`.
+fn sized_request(client_id: &str, xen: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" xmlns:emulab=\"http://www.protogeni.net/resources/rspec/ext/emulab/1\" type=\"request\">\n  <node client_id=\"{client_id}\" exclusive=\"false\">\n    <sliver_type name=\"emulab-xen\">\n      <emulab:xen {xen}/>\n    </sliver_type>\n  </node>\n</rspec>\n"
+    )
+}
+
+/// `(cores, ram, disk)` of the `<emulab:xen>` of node `client_id`.
+fn xen_of(rspec: &str, client_id: &str) -> [Option<String>; 3] {
+    let doc = Document::parse(rspec.as_bytes()).unwrap();
+    let root = RSpec::new(&doc).unwrap();
+    let node = root
+        .nodes()
+        .find(|n| n.client_id().as_deref() == Some(client_id))
+        .unwrap_or_else(|| panic!("node {client_id} in {rspec}"));
+    let sliver_type = node.sliver_type().expect("a sliver type");
+    let xen = sliver_type
+        .xen()
+        .unwrap_or_else(|| panic!("an emulab:xen in {rspec}"));
+    [xen.cores(), xen.ram(), xen.disk()].map(|v| v.map(|v| v.into_owned()))
+}
+
+fn some(values: [&str; 3]) -> [Option<String>; 3] {
+    values.map(|v| (!v.is_empty()).then(|| v.to_owned()))
+}
+
+fn a_sized_node_gets_its_size_counted_and_shown(am: &Aggregate) {
+    let p = principal(7);
+    let big = sized_request("big", "cores=\"2\" ram=\"2048\" disk=\"20\"");
+    let allocation = am.allocate(&p, SLICE, &big).unwrap();
+    assert_eq!(
+        xen_of(&allocation.manifest, "big"),
+        some(["2", "2048", "20"])
+    );
+    let plain = am
+        .allocate(&p, SLICE, &request(&["plain"], "emulab-xen"))
+        .unwrap();
+    assert_eq!(
+        xen_of(&plain.manifest, "plain"),
+        some(["1", "512", ""]),
+        "a node without a size shows the type's"
+    );
+    let second = sized_request("second", "cores=\"1\"");
+    am.allocate(&p, SLICE, &second).unwrap();
+    let err = am
+        .allocate(&p, SLICE, &sized_request("third", "cores=\"2\""))
+        .unwrap_err();
+    assert_eq!(
+        err.code,
+        GeniCode::InsufficientNodes,
+        "2 + 1 + 1 of 4 cores are taken: {}",
+        err.message
+    );
+    let described = am.describe(&slice()).unwrap();
+    assert_eq!(
+        xen_of(&described.manifest, "big"),
+        some(["2", "2048", "20"])
+    );
+}
+
+fn beyond_a_bound_allocate_refuses_with_the_bound(am: &Aggregate) {
+    let p = principal(7);
+    for (xen, bound) in [
+        ("cores=\"5\"", "at most 4"),
+        ("ram=\"8192\"", "at most 4096 MB"),
+        ("cores=\"1\" disk=\"30\"", "at most 20 GB"),
+        ("cores=\"two\"", "whole number"),
+        ("ram=\"0\"", "whole number"),
+    ] {
+        let err = am
+            .allocate(&p, SLICE, &sized_request("n", xen))
+            .unwrap_err();
+        assert_eq!(err.code, GeniCode::BadArgs, "{xen}: {}", err.message);
+        assert!(
+            err.message.contains(bound) && err.message.contains("`n`"),
+            "{xen}: {}",
+            err.message
+        );
+    }
+    let unsized_disk = request(&["d"], "default-vm").replace(
+        "<sliver_type name=\"default-vm\"/>",
+        "<sliver_type name=\"default-vm\"><xen xmlns=\"http://www.protogeni.net/resources/rspec/ext/emulab/1\" disk=\"8\"/></sliver_type>",
+    );
+    let err = am.allocate(&p, SLICE, &unsized_disk).unwrap_err();
+    assert_eq!(err.code, GeniCode::BadArgs, "{}", err.message);
+    assert!(err.message.contains("no disk size"), "{}", err.message);
+}
+
+#[test]
+fn a_sized_node_gets_its_size_counted_and_shown_on_sqlite() {
+    let f = fixture_with(&[sized_host()]);
+    a_sized_node_gets_its_size_counted_and_shown(&f.am);
+}
+
+#[test]
+fn a_sized_node_gets_its_size_counted_and_shown_on_postgres() {
+    if let Some((_db, am, _clock)) = pg_fixture_with("vm_size_counted", &[sized_host()]) {
+        a_sized_node_gets_its_size_counted_and_shown(&am);
+    }
+}
+
+#[test]
+fn beyond_a_bound_allocate_refuses_with_the_bound_on_sqlite() {
+    let f = fixture_with(&[sized_host()]);
+    beyond_a_bound_allocate_refuses_with_the_bound(&f.am);
+}
+
+#[test]
+fn beyond_a_bound_allocate_refuses_with_the_bound_on_postgres() {
+    if let Some((_db, am, _clock)) = pg_fixture_with("vm_size_bounds", &[sized_host()]) {
+        beyond_a_bound_allocate_refuses_with_the_bound(&am);
+    }
+}
+
+#[test]
+fn the_advertisement_carries_each_types_bounds() {
+    let f = fixture_with(&[sized_host()]);
+    let ad = f.am.advertisement(false).unwrap();
+    let doc = Document::parse(ad.as_bytes()).unwrap();
+    let root = RSpec::new(&doc).unwrap();
+    let node = root.nodes().next().unwrap();
+    let bounds: Vec<(String, [Option<String>; 3])> = node
+        .sliver_types()
+        .filter_map(|t| {
+            let xen = t.xen()?;
+            let values = [xen.cores(), xen.ram(), xen.disk()].map(|v| v.map(|v| v.into_owned()));
+            Some((t.name()?.into_owned(), values))
+        })
+        .collect();
+    assert_eq!(
+        bounds,
+        [("emulab-xen".to_owned(), some(["4", "4096", "20"]))],
+        "{ad}"
+    );
+}
