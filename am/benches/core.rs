@@ -56,6 +56,7 @@ fn inventory() -> Vec<ComponentRow> {
                     max_disk_gb: None,
                     name: "default-vm".into(),
                     cpus: 1,
+                    cores: None,
                     memory_mb: 1024,
                     disk_images: vec![DiskImageSpec {
                         name: "urn:publicid:IDN+bench.example+image+ubuntu".into(),

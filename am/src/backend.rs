@@ -130,6 +130,8 @@ pub struct SliverType {
     /// CPU capacity one VM of this type takes, in the unit of
     /// [`Host::cpus`].
     pub cpus: u32,
+    /// Cores (VCPUs) one VM of this type has unless a request sizes it.
+    pub cores: u32,
     /// Memory one VM of this type takes, in MiB.
     pub memory_mb: u64,
     /// The largest size a request may give one VM of this type

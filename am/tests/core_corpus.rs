@@ -59,6 +59,7 @@ fn inventory_for(doc: &Document, cm: &str) -> Vec<ComponentRow> {
         max_disk_gb: Some(64),
         name: name.clone(),
         cpus: 1,
+        cores: None,
         memory_mb: 256,
         disk_images: images
             .iter()

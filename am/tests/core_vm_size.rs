@@ -160,3 +160,41 @@ fn the_advertisement_carries_each_types_bounds() {
         "{ad}"
     );
 }
+
+/// One host counted as OpenNebula counts it, in hundredths of a CPU share
+/// (2 CPUs = 200), whose `emulab-xen` VMs have 1 core each taking half a
+/// CPU (50) and may grow to 4 cores.
+fn cpu_share_host() -> ComponentRow {
+    let mut row = host("h1", 200);
+    row.memory_mb = 8192;
+    let xen = &mut row.details.sliver_types[1];
+    (xen.cpus, xen.cores, xen.max_cores) = (50, Some(1), Some(4));
+    row
+}
+
+#[test]
+fn a_sized_node_takes_capacity_in_the_backends_unit_and_shows_cores() {
+    let f = fixture_with(&[cpu_share_host()]);
+    let p = principal(7);
+    // Two cores of half a CPU each: one whole CPU of the host's two.
+    let two =
+        f.am.allocate(&p, SLICE, &sized_request("two", "cores=\"2\""))
+            .unwrap();
+    assert_eq!(xen_of(&two.manifest, "two"), some(["2", "512", ""]));
+    // An unsized node shows the type's single core and takes half a CPU.
+    let one =
+        f.am.allocate(&p, SLICE, &request(&["one"], "emulab-xen"))
+            .unwrap();
+    assert_eq!(xen_of(&one.manifest, "one"), some(["1", "512", ""]));
+    f.am.allocate(&p, SLICE, &request(&["another"], "emulab-xen"))
+        .unwrap();
+    let err =
+        f.am.allocate(&p, SLICE, &request(&["full"], "emulab-xen"))
+            .unwrap_err();
+    assert_eq!(
+        err.code,
+        GeniCode::InsufficientNodes,
+        "100 + 50 + 50 of 200 are taken: {}",
+        err.message
+    );
+}

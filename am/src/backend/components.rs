@@ -48,6 +48,7 @@ fn sliver_type_spec(kind: &SliverType) -> SliverTypeSpec {
     SliverTypeSpec {
         name: kind.name.clone(),
         cpus: i64::from(kind.cpus),
+        cores: Some(i64::from(kind.cores)),
         memory_mb: i64::try_from(kind.memory_mb).unwrap_or(i64::MAX),
         max_cores: Some(i64::from(kind.max_size.cores)),
         max_ram_mb: Some(i64::try_from(kind.max_size.ram_mb).unwrap_or(i64::MAX)),

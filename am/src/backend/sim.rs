@@ -502,6 +502,7 @@ fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
             .map(|t| SliverType {
                 name: t.name.clone(),
                 cpus: t.cpus,
+                cores: t.cpus,
                 memory_mb: t.memory_mb,
                 max_size: super::max_size(
                     t.cpus,

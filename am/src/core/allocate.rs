@@ -49,12 +49,17 @@ struct SizeRequest {
     disk_gb: Option<i64>,
 }
 
-/// The resources a sliver is granted.
+/// What a sliver is granted: its size, and the capacity that takes on
+/// its host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Grant {
-    cpus: i64,
-    memory_mb: i64,
+    cores: i64,
+    ram_mb: i64,
     disk_gb: Option<i64>,
+    /// CPU capacity, in the component's unit.
+    cpus: i64,
+    /// Memory capacity (MiB).
+    memory_mb: i64,
 }
 
 /// A validated request and the nodes that are ours.
@@ -192,6 +197,8 @@ impl Aggregate {
                 version: 0,
                 deleted_at: None,
                 disk_gb: grant.disk_gb,
+                cores: Some(grant.cores),
+                ram_mb: Some(grant.ram_mb),
             };
             slivers::insert(conn, &row)?;
             let detail = format!("on {} by {}", component.id, principal.caller_urn);
@@ -285,7 +292,7 @@ fn grant(node: &NodeRequest, spec: &SliverTypeSpec) -> Result<Grant, AmError> {
         (
             "cores",
             node.size.cores,
-            Some(spec.max_cores.unwrap_or(spec.cpus)),
+            Some(spec.max_cores.unwrap_or(spec.default_cores())),
             "",
         ),
         (
@@ -308,10 +315,14 @@ fn grant(node: &NodeRequest, spec: &SliverTypeSpec) -> Result<Grant, AmError> {
             node.line, node.client_id, spec.name
         )));
     }
+    let cores = node.size.cores.unwrap_or(spec.default_cores());
+    let ram_mb = node.size.ram_mb.unwrap_or(spec.memory_mb);
     Ok(Grant {
-        cpus: node.size.cores.unwrap_or(spec.cpus),
-        memory_mb: node.size.ram_mb.unwrap_or(spec.memory_mb),
+        cores,
+        ram_mb,
         disk_gb: node.size.disk_gb,
+        cpus: spec.capacity_of(cores),
+        memory_mb: ram_mb,
     })
 }
 

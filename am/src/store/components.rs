@@ -52,11 +52,17 @@ pub struct ComponentDetails {
 pub struct SliverTypeSpec {
     /// Name, e.g. `default-vm`.
     pub name: String,
-    /// CPUs per sliver.
+    /// CPU capacity one sliver takes, in the unit of the component's
+    /// `cpus` (cores for the simulated cloud, hundredths of a CPU share
+    /// for OpenNebula).
     pub cpus: i64,
+    /// Cores (VCPUs) one sliver has unless its request sizes it; unset
+    /// (types stored by earlier releases): `cpus`.
+    #[serde(default)]
+    pub cores: Option<i64>,
     /// Memory per sliver (MiB).
     pub memory_mb: i64,
-    /// The most cores a request may ask for; unset: `cpus`.
+    /// The most cores a request may ask for; unset: the type's cores.
     #[serde(default)]
     pub max_cores: Option<i64>,
     /// The most memory a request may ask for (MiB); unset: `memory_mb`.
@@ -359,6 +365,20 @@ impl Store {
     /// Every component.
     pub fn components(&self) -> StoreResult<Vec<ComponentRow>> {
         self.read(all)
+    }
+}
+
+impl SliverTypeSpec {
+    /// Cores (VCPUs) one sliver of this type has unless sized.
+    pub fn default_cores(&self) -> i64 {
+        self.cores.unwrap_or(self.cpus)
+    }
+
+    /// The CPU capacity a sliver of `cores` takes: the type's capacity per
+    /// core, rounded up, so a sized VM is counted as the cloud places it.
+    pub fn capacity_of(&self, cores: i64) -> i64 {
+        let per = self.default_cores().max(1);
+        (cores.saturating_mul(self.cpus) + per - 1) / per
     }
 }
 

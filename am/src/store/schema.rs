@@ -54,6 +54,8 @@ diesel::table! {
         version -> BigInt,
         deleted_at -> Nullable<BigInt>,
         disk_gb -> Nullable<BigInt>,
+        cores -> Nullable<BigInt>,
+        ram_mb -> Nullable<BigInt>,
     }
 }
 

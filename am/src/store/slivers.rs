@@ -59,15 +59,22 @@ pub struct SliverRow {
     pub deleted_at: Option<i64>,
     /// Disk size granted (GB), when the request sized the disk.
     pub disk_gb: Option<i64>,
+    /// Cores (VCPUs) granted; `None` on rows of earlier releases, whose
+    /// `cpus` counted cores.
+    pub cores: Option<i64>,
+    /// Memory granted (MiB); `None` on rows of earlier releases, whose
+    /// `memory_mb` held it.
+    pub ram_mb: Option<i64>,
 }
 
 impl SliverRow {
     /// The size granted at Allocate (cores, memory, disk when sized), as
-    /// the VM is created and the manifest shows it.
+    /// the VM is created and the manifest shows it (also after a failure
+    /// released its capacity).
     pub fn granted_size(&self) -> Option<rspec::view::VmSize> {
         Some(rspec::view::VmSize {
-            cores: u32::try_from(self.cpus).ok()?,
-            ram_mb: u64::try_from(self.memory_mb).ok()?,
+            cores: u32::try_from(self.cores.unwrap_or(self.cpus)).ok()?,
+            ram_mb: u64::try_from(self.ram_mb.unwrap_or(self.memory_mb)).ok()?,
             disk_gb: self.disk_gb.and_then(|gb| u64::try_from(gb).ok()),
         })
     }

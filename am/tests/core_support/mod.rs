@@ -74,6 +74,7 @@ pub fn sliver_type(name: &str, cpus: i64, memory_mb: i64) -> SliverTypeSpec {
         max_disk_gb: None,
         name: name.into(),
         cpus,
+        cores: None,
         memory_mb,
         disk_images: vec![DiskImageSpec {
             name: IMAGE.into(),

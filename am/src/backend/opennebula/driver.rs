@@ -442,6 +442,7 @@ impl Compute for OpenNebulaCloud {
             .map(|t| SliverType {
                 name: t.name.clone(),
                 cpus: cpu_share(t.cpu),
+                cores: t.vcpu,
                 memory_mb: t.memory_mb,
                 max_size: crate::backend::max_size(
                     t.vcpu,

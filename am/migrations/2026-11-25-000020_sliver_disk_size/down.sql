@@ -1,1 +1,0 @@
-ALTER TABLE slivers DROP COLUMN disk_gb;
