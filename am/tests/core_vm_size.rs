@@ -104,13 +104,25 @@ fn beyond_a_bound_allocate_refuses_with_the_bound(am: &Aggregate) {
             err.message
         );
     }
-    let unsized_disk = request(&["d"], "default-vm").replace(
+}
+
+/// A disk size asked of a type that offers none is not granted, and the
+/// manifest says so by showing none (geni-lib asks `disk="8"` of every
+/// Xen VM).
+fn a_disk_size_a_type_does_not_offer_is_not_granted(am: &Aggregate) {
+    let p = principal(7);
+    let as_genilib_writes = request(&["d"], "default-vm").replace(
         "<sliver_type name=\"default-vm\"/>",
-        "<sliver_type name=\"default-vm\"><xen xmlns=\"http://www.protogeni.net/resources/rspec/ext/emulab/1\" disk=\"8\"/></sliver_type>",
+        "<sliver_type name=\"default-vm\"><xen xmlns=\"http://www.protogeni.net/resources/rspec/ext/emulab/1\" cores=\"1\" ram=\"256\" disk=\"8\"/></sliver_type>",
     );
-    let err = am.allocate(&p, SLICE, &unsized_disk).unwrap_err();
-    assert_eq!(err.code, GeniCode::BadArgs, "{}", err.message);
-    assert!(err.message.contains("no disk size"), "{}", err.message);
+    let allocation = am.allocate(&p, SLICE, &as_genilib_writes).unwrap();
+    assert_eq!(xen_of(&allocation.manifest, "d"), some(["1", "256", ""]));
+}
+
+#[test]
+fn a_disk_size_a_type_does_not_offer_is_not_granted_on_sqlite() {
+    let f = fixture_with(&[sized_host()]);
+    a_disk_size_a_type_does_not_offer_is_not_granted(&f.am);
 }
 
 #[test]

@@ -286,41 +286,45 @@ fn size_value(
 
 /// The size `node` gets as sliver type `spec`: what it asks for within
 /// the type's bounds, the type's own size for what it leaves out.
-/// Beyond a bound: BADARGS naming the bound.
+/// Beyond a bound: BADARGS naming the bound. A disk size asked of a type
+/// that offers none (no `max_disk_gb`) is not granted, and the manifest
+/// shows no disk size: geni-lib writes `disk="8"` into every Xen VM it
+/// requests, so refusing would turn away its default requests.
 fn grant(node: &NodeRequest, spec: &SliverTypeSpec) -> Result<Grant, AmError> {
     let bounds = [
         (
             "cores",
             node.size.cores,
-            Some(spec.max_cores.unwrap_or(spec.default_cores())),
+            spec.max_cores.unwrap_or(spec.default_cores()),
             "",
         ),
         (
             "ram",
             node.size.ram_mb,
-            Some(spec.max_ram_mb.unwrap_or(spec.memory_mb)),
+            spec.max_ram_mb.unwrap_or(spec.memory_mb),
             " MB",
         ),
-        ("disk", node.size.disk_gb, spec.max_disk_gb, " GB"),
+        (
+            "disk",
+            node.size.disk_gb,
+            spec.max_disk_gb.unwrap_or(i64::MAX),
+            " GB",
+        ),
     ];
-    for (attribute, asked, bound, unit) in bounds {
-        let Some(asked) = asked else { continue };
-        let refusal = match bound {
-            Some(max) if asked > max => format!("at most {max}{unit}"),
-            None => "no disk size; leave out disk".to_owned(),
-            Some(_) => continue,
-        };
-        return Err(AmError::bad_args(format!(
-            "line {}: node `{}` asks for {attribute}=\"{asked}\" of sliver type `{}`, which offers {refusal}",
-            node.line, node.client_id, spec.name
-        )));
+    for (attribute, asked, max, unit) in bounds {
+        if let Some(asked) = asked.filter(|&asked| asked > max) {
+            return Err(AmError::bad_args(format!(
+                "line {}: node `{}` asks for {attribute}=\"{asked}\" of sliver type `{}`, which offers at most {max}{unit}",
+                node.line, node.client_id, spec.name
+            )));
+        }
     }
     let cores = node.size.cores.unwrap_or(spec.default_cores());
     let ram_mb = node.size.ram_mb.unwrap_or(spec.memory_mb);
     Ok(Grant {
         cores,
         ram_mb,
-        disk_gb: node.size.disk_gb,
+        disk_gb: node.size.disk_gb.filter(|_| spec.max_disk_gb.is_some()),
         cpus: spec.capacity_of(cores),
         memory_mb: ram_mb,
     })

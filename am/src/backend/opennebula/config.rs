@@ -93,7 +93,7 @@ pub struct OneSliverType {
     #[serde(default)]
     pub max_ram_mb: Option<u64>,
     /// The largest first disk a request may ask for, in GB (`disk`, sent
-    /// as the DISK's `SIZE`); unset: no disk size may be asked for.
+    /// as the DISK's `SIZE`); unset: a disk size asked for is not granted.
     #[serde(default)]
     pub max_disk_gb: Option<u64>,
 }

@@ -75,8 +75,8 @@ pub struct SimSliverTypeConfig {
     /// `memory_mb`.
     #[serde(default)]
     pub max_ram_mb: Option<u64>,
-    /// The largest disk a request may ask for, in GB (`disk`); unset: no
-    /// disk size may be asked for.
+    /// The largest disk a request may ask for, in GB (`disk`); unset: a
+    /// disk size asked for is not granted.
     #[serde(default)]
     pub max_disk_gb: Option<u64>,
     /// Bootable images; the first is the default.
