@@ -23,7 +23,8 @@ use onesim::OneSim;
 use rspec::tree::Document;
 use rspec::view::RSpec;
 
-/// The simulator's seeded host: 8 cores, 16 GiB.
+/// The simulator's seeded host: 8 CPUs (800 hundredths of a CPU share, as
+/// OpenNebula capacity is counted), 16 GiB.
 const SEEDED: &str = "localhost";
 /// Its OpenNebula id.
 const SEEDED_ID: i32 = 0;
@@ -117,7 +118,7 @@ fn a_disabled_or_filled_host_is_advertised_unavailable_after_a_refresh(mut harne
     wait_available(&harness, &[]);
     assert_eq!(advertised(&harness, false), [(SEEDED.to_owned(), false)]);
     let disabled = row(&harness, SEEDED);
-    assert_eq!((disabled.cpus, disabled.memory_mb), (8, 16384), "kept");
+    assert_eq!((disabled.cpus, disabled.memory_mb), (800, 16384), "kept");
 
     set_host_state(harness.onesim(), SEEDED_ID, MONITORED);
     wait_available(&harness, &[SEEDED]);
@@ -134,7 +135,7 @@ fn a_host_added_to_the_cloud_is_advertised(mut harness: Harness) {
     add_host(harness.onesim(), "spare", 4, 8192);
     wait_available(&harness, &[SEEDED, "spare"]);
     let spare = row(&harness, "spare");
-    assert_eq!((spare.cpus, spare.memory_mb), (4, 8192));
+    assert_eq!((spare.cpus, spare.memory_mb), (400, 8192));
     let types: Vec<&str> = spare
         .details
         .sliver_types
@@ -168,7 +169,7 @@ fn a_host_removed_under_a_sliver_stays_unavailable_with_its_sliver(mut harness: 
     );
     let kept = row(&harness, "spare");
     assert!(!kept.available);
-    assert_eq!((kept.cpus, kept.memory_mb), (4, 8192));
+    assert_eq!((kept.cpus, kept.memory_mb), (400, 8192));
     let sliver = harness.store.sliver(&urns[0]).unwrap().unwrap();
     assert_eq!(sliver.allocation_state, "geni_allocated");
     assert_eq!(sliver.component_id, component_id("spare"));

@@ -113,6 +113,15 @@ impl OpenNebulaCloud {
         }
     }
 
+    /// `one.vn.reserve` from network `parent` with the `reservation`
+    /// template; the new network's id.
+    fn reserve(&self, parent: i32, reservation: String) -> Result<i64, RpcError> {
+        self.id_call(
+            "one.vn.reserve",
+            &[Param::Int(parent), Param::Str(reservation)],
+        )
+    }
+
     /// Calls `method` and expects an object id.
     fn id_call(&self, method: &str, params: &[Param]) -> Result<i64, RpcError> {
         match self.rpc.call(method, params)? {
@@ -687,26 +696,25 @@ impl Compute for OpenNebulaCloud {
             return Ok(NetHandle(existing.to_string()));
         }
         let id = match (links.parent_network, &links.template) {
-            (Some(parent), _) => {
-                let block = AddressBlock::holding(&spec.addresses, links.size)?;
-                let mut reservation = ExtraTemplate::new();
-                reservation.single("NAME", &name)?.single(
-                    "SIZE",
-                    &block.as_ref().map_or(links.size, |b| b.size).to_string(),
-                )?;
-                if let Some(block) = &block {
-                    reservation.single("IP", &block.first.to_string())?;
-                }
-                let params = [Param::Int(parent), Param::Str(reservation.to_xml())];
-                match (self.id_call("one.vn.reserve", &params), &block) {
-                    (Err(RpcError::Refused { message, .. }), Some(block)) => {
-                        return Err(BackendError::Permanent(format!(
-                            "the link's requested addresses {block} cannot be reserved from OpenNebula network {parent} (taken, or outside its address ranges): {message}"
-                        )));
+            (Some(parent), _) => match AddressBlock::holding(&spec.addresses, links.size)? {
+                None => self.reserve(parent, reservation(&name, links.size, None)?)?,
+                // The configured size from the lowest requested address may
+                // run past the end of the parent's range: then the
+                // requested addresses alone (interfaces of the link that
+                // ask for none share what is left of them).
+                Some(block) => match self.reserve(parent, reservation(&name, block.size, Some(&block))?) {
+                    Err(RpcError::Refused { .. }) if block.size > block.span() => {
+                        self.reserve(parent, reservation(&name, block.span(), Some(&block))?)
                     }
-                    (answer, _) => answer?,
+                    answer => answer,
                 }
-            }
+                .map_err(|err| match err {
+                    RpcError::Refused { message, .. } => BackendError::Permanent(format!(
+                        "the link's requested addresses {block} cannot be reserved from OpenNebula network {parent} (taken, or outside its address ranges): {message}"
+                    )),
+                    other => other.into(),
+                })?,
+            },
             (None, Some(template)) => {
                 let text = format!("{template}\nNAME = \"{name}\"\n");
                 let params = [Param::Str(text), Param::Int(links.cluster)];
@@ -757,7 +765,29 @@ struct AddressBlock {
     size: u32,
 }
 
+/// The template of a reservation `name` of `size` addresses, from the
+/// first of `block` when given (else where OpenNebula chooses).
+fn reservation(
+    name: &str,
+    size: u32,
+    block: Option<&AddressBlock>,
+) -> Result<String, BackendError> {
+    let mut template = ExtraTemplate::new();
+    template
+        .single("NAME", name)?
+        .single("SIZE", &size.to_string())?;
+    if let Some(block) = block {
+        template.single("IP", &block.first.to_string())?;
+    }
+    Ok(template.to_xml())
+}
+
 impl AddressBlock {
+    /// How many addresses from the first requested to the last.
+    fn span(&self) -> u32 {
+        u32::from(self.last) - u32::from(self.first) + 1
+    }
+
     /// The block for `addresses` (`None` when there are none), refusing a
     /// text that is not an IPv4 address.
     fn holding(addresses: &[String], size: u32) -> Result<Option<AddressBlock>, BackendError> {
