@@ -3,7 +3,8 @@
 //! `[backend.sim]` configuration; VMs move through pending, booting and
 //! running with configurable delays, boots fail at a configurable, seeded
 //! rate, and every VM gets addresses on the control network and on each
-//! link network it is attached to. With a `state_file` the VMs and networks
+//! link network it is attached to; each link network reports a VLAN tag
+//! of its own. With a `state_file` the VMs and networks
 //! are saved on every change and reloaded at start, so they outlive a
 //! restart of the aggregate. Nothing here talks to a real machine.
 
