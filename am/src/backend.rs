@@ -237,6 +237,16 @@ pub struct VmHandle(pub String);
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NetHandle(pub String);
 
+/// A link network as the cloud made it (or found it again by its tag).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkNetwork {
+    /// The cloud's handle on it.
+    pub handle: NetHandle,
+    /// The VLAN (or VXLAN network identifier) that carries it, as the
+    /// cloud reports it; `None` for an untagged network.
+    pub vlan_tag: Option<u32>,
+}
+
 /// What to create for one link of a slice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetSpec {
@@ -409,8 +419,9 @@ pub trait Compute: Send + Sync {
     /// Every VM carrying a tag of this aggregate.
     fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError>;
 
-    /// Creates the network for one link, or returns the one carrying `spec.tag`.
-    fn create_network(&self, spec: &NetSpec) -> Result<NetHandle, BackendError>;
+    /// Creates the network for one link, or returns the one carrying
+    /// `spec.tag`, with the VLAN tag that carries it.
+    fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError>;
 
     /// Destroys a link network; destroying one that is already gone succeeds.
     fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError>;

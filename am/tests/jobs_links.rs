@@ -1,7 +1,7 @@
 //! Links become networks of the simulated cloud: the corpus request's two
 //! nodes on one LAN get one network and a NIC each with the addresses they
 //! ask for, the manifest shows each interface's sliver URN, MAC and
-//! address, a partial Delete keeps the network and a full Delete or expiry
+//! address and the link's VLAN, a partial Delete keeps the network and a full Delete or expiry
 //! frees it, a crash between creating a network and storing it creates no
 //! second one, and the nodes' `<install>` and `<execute>` services reach
 //! the VM specification.
@@ -84,14 +84,23 @@ fn a_lan_becomes_one_network_with_both_vms_and_their_addresses_in_the_manifest(
         );
         assert!(
             manifest.contains(&format!(
-                "address=\"{ip}\" type=\"ipv4\" netmask=\"255.255.255.0\"/>"
+                "address=\"{ip}\" netmask=\"255.255.255.0\" type=\"ipv4\"/>"
             )),
             "the requested address is honoured: {manifest}"
         );
     }
+    assert_eq!(
+        manifest.matches("<ip ").count(),
+        2,
+        "one <ip> per interface, the request's replaced by the VM's: {manifest}"
+    );
     assert!(
         manifest.contains("mac_address=\"02:00:0a:0a:00:64\""),
         "{manifest}"
+    );
+    assert!(
+        manifest.contains("vlantag=\"100\""),
+        "the VLAN the simulated cloud carries the link on: {manifest}"
     );
     let validator = Validator::new().unwrap();
     validator
@@ -179,7 +188,8 @@ fn a_network_created_before_a_crash_is_found_again(mut harness: Harness) {
             name: "link-0".into(),
             addresses: Vec::new(),
         })
-        .unwrap();
+        .unwrap()
+        .handle;
     assert!(harness.store.link_network(&tag).unwrap().is_none());
     harness.start(fast_jobs());
     for urn in &urns {
@@ -256,7 +266,8 @@ fn racing_records_of_one_link_network_all_succeed(harness: Harness) {
                 barrier.wait();
                 for link in 0..100 {
                     let tag = format!("urn:publicid:IDN+x+sliver+race.link-{link}");
-                    let row = LinkNetworkRow::new(&tag, SLICE, "l", &racer.to_string(), Utc::now());
+                    let row =
+                        LinkNetworkRow::new(&tag, SLICE, "l", &racer.to_string(), None, Utc::now());
                     store.record_link_network(&row).unwrap();
                 }
             })

@@ -100,7 +100,8 @@ fn a_vm_lives_and_dies_on_every_server_generation() {
                 name: "lan".into(),
                 addresses: Vec::new(),
             })
-            .unwrap();
+            .unwrap()
+            .handle;
         let mut spec = spec("urn:publicid:IDN+am.example+sliver+1", host);
         spec.networks = vec![NicSpec {
             network: net.clone(),

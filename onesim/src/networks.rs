@@ -207,7 +207,8 @@ fn next_free_block(vnet: &Vnet, size: u32) -> Option<u32> {
 
 /// `one.vn.reserve`: carves `SIZE` addresses out of network `parent` into
 /// a new network `NAME`: from `IP` when the template names it, else the
-/// next free block from the parent's NEXT_INDEX.
+/// next free block from the parent's NEXT_INDEX. The reservation takes the
+/// parent's bridge, driver, addressing and `VLAN_ID`.
 pub fn reserve(cloud: &mut Cloud, parent: i32, text: &str) -> Result<i32, Refusal> {
     cloud.received_templates.push(text.to_owned());
     let template = template::parse(text).map_err(|e| refusal(8192, e))?;
@@ -270,6 +271,12 @@ pub fn reserve(cloud: &mut Cloud, parent: i32, text: &str) -> Result<i32, Refusa
         if !value.is_empty() {
             stored.set(key, value);
         }
+    }
+    // A reservation is carried by its parent's VLAN (the one the operator
+    // set or oned chose), shown in its VLAN_ID as in the parent's.
+    let vlan = source.doc.value_at("VLAN_ID");
+    if !vlan.is_empty() {
+        stored.set("VLAN_ID", vlan);
     }
     let name = if name.is_empty() {
         format!("{}-reservation-{new_id}", source.doc.value_at("NAME"))

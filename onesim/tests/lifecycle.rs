@@ -466,6 +466,42 @@ fn reservations_take_the_next_block_or_the_one_at_the_asked_ip() {
 }
 
 #[test]
+fn a_reservation_is_carried_by_its_parents_vlan() {
+    let sim = instant();
+    let mut c = Connection::open(sim.address());
+    let vxlan = c
+        .call(
+            "one.vn.allocate",
+            &[
+                SESSION,
+                P::S("NAME=links\nVN_MAD=vxlan\nPHYDEV=eth0\nVLAN_ID=3\nAR=[TYPE=IP4, IP=10.1.1.1, SIZE=100]\n"),
+                P::I(-1),
+            ],
+        )
+        .int();
+    let vlan_of = |id: i32| {
+        let doc = onesim::xml::parse(&sim.vnet_document(id).expect("the network exists"))
+            .expect("the network parses");
+        doc.value_at("VLAN_ID").to_owned()
+    };
+    assert_eq!(vlan_of(vxlan), "3");
+    let reservation = c
+        .call(
+            "one.vn.reserve",
+            &[SESSION, P::I(vxlan), P::S("NAME=lan\nSIZE=8\n")],
+        )
+        .int();
+    assert_eq!(vlan_of(reservation), "3", "the parent's VLAN_ID");
+    let untagged = c
+        .call(
+            "one.vn.reserve",
+            &[SESSION, P::I(0), P::S("NAME=plain\nSIZE=8\n")],
+        )
+        .int();
+    assert_eq!(vlan_of(untagged), "", "an untagged parent's stays untagged");
+}
+
+#[test]
 fn instantiate_merges_the_extra_template_per_attribute() {
     let sim = instant();
     let mut c = Connection::open(sim.address());

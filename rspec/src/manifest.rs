@@ -286,6 +286,9 @@ fn annotate_node(doc: &mut Document, id: NodeId, cm: &str, annotations: &Annotat
             if let Some(value) = &a.mac_address {
                 interface.set_mac_address(value);
             }
+            if !a.ips.is_empty() {
+                interface.remove_ips();
+            }
             for ip in &a.ips {
                 interface.add_ip(&ip.address, ip.netmask.as_deref(), ip.kind.as_deref());
             }

@@ -241,11 +241,14 @@ fn requests_bound_to_our_cm_keep_everything_and_carry_the_annotations() {
                     interface.mac_address().as_deref(),
                     expected.mac_address.as_deref()
                 );
-                let address = &expected.ips[0].address;
-                assert!(
-                    interface
-                        .ips()
-                        .any(|ip| ip.address().as_deref() == Some(address.as_str()))
+                let addresses: Vec<String> = interface
+                    .ips()
+                    .filter_map(|ip| ip.address().map(|a| a.into_owned()))
+                    .collect();
+                assert_eq!(
+                    addresses,
+                    [expected.ips[0].address.clone()],
+                    "{relative}: only the reported address"
                 );
             }
         }

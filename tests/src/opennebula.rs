@@ -37,6 +37,8 @@ pub const LINKS_FIRST_IP: &str = "10.1.1.1";
 pub const LABEL: &str = "geni-e2e";
 /// A CONTEXT entry the seeded template carries and every VM must keep.
 pub const SITE_ENTRY: (&str, &str) = ("SITE_NOTE", "from the site's template");
+/// The VLAN_ID of the parent network links are reserved from.
+pub const PARENT_VLAN_ID: u32 = 3;
 /// The host the simulator adds beside its recorded `localhost`.
 pub const SECOND_HOST: &str = "node2";
 /// How long a simulator-side condition is awaited.
@@ -49,8 +51,8 @@ pub const RUNNING: (i32, i32) = (3, 3);
 pub const POWEROFF: i32 = 8;
 
 /// Starts a simulator playing `version`, with life-cycle phases of 50 ms,
-/// seeded with a second host, a parent network for links and a site entry
-/// in the template's CONTEXT.
+/// seeded with a second host, a parent network for links (a VXLAN with
+/// VLAN_ID [`PARENT_VLAN_ID`]) and a site entry in the template's CONTEXT.
 pub fn start_sim(version: &str) -> OneSim {
     let sim = OneSim::start(SimSettings {
         version: version.to_owned(),
@@ -67,6 +69,13 @@ pub fn start_sim(version: &str) -> OneSim {
         links.id = PARENT_NETWORK;
         links.doc.set_value("ID", PARENT_NETWORK.to_string());
         links.doc.set_value("NAME", "geni-links");
+        let vlan = PARENT_VLAN_ID.to_string();
+        links.doc.set_value("VN_MAD", "vxlan");
+        links.doc.set_value("VLAN_ID", &vlan);
+        if let Some(template) = links.doc.child_mut("TEMPLATE") {
+            template.set_value("VN_MAD", "vxlan");
+            template.set_value("VLAN_ID", &vlan);
+        }
         if let Some(ar) = links
             .doc
             .child_mut("AR_POOL")

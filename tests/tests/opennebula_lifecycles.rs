@@ -3,7 +3,8 @@
 //! what the simulator received (the configured template, on hold, the
 //! template's CONTEXT kept and the users' keys added), untrusted request
 //! text that stays data, the v2 lifecycle, a LAN link (its network, NICs,
-//! addresses in the manifest, freed on Delete) and the operational actions.
+//! addresses and the parent's VLAN in the manifest, freed on Delete) and
+//! the operational actions.
 
 use am::xmlrpc::{self, Value};
 use base64::Engine;
@@ -222,7 +223,12 @@ fn lan_link(version: &str, store: Store) {
     for round in 0..2 {
         let (sliver_urns, link) = one::lan_up(&sim, &mut slice, &["a", "b"]);
         assert_eq!(link.parent_network_id, Some(i64::from(one::PARENT_NETWORK)));
+        assert_eq!(link.vlan_id, Some(one::PARENT_VLAN_ID), "the parent's VLAN");
         let manifest = slice.describe(&[DEMO_SLICE]).ok().rspec();
+        assert!(
+            manifest.contains(&format!("vlantag=\"{}\"", one::PARENT_VLAN_ID)),
+            "the link's real VLAN in the manifest: {manifest}"
+        );
         let mut link_ips = Vec::new();
         for urn in &sliver_urns {
             let vm = one::vm_of(&sim, urn);

@@ -3,7 +3,8 @@
 //! `[backend.sim]` configuration; VMs move through pending, booting and
 //! running with configurable delays, boots fail at a configurable, seeded
 //! rate, and every VM gets addresses on the control network and on each
-//! link network it is attached to. With a `state_file` the VMs and networks
+//! link network it is attached to; each link network reports a VLAN tag
+//! of its own. With a `state_file` the VMs and networks
 //! are saved on every change and reloaded at start, so they outlive a
 //! restart of the aggregate. Nothing here talks to a real machine.
 
@@ -16,8 +17,8 @@ mod vm;
 
 use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
-    BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
-    TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
+    BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle, NetSpec, NicAddress,
+    SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
 };
 use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};
@@ -55,6 +56,20 @@ struct State {
 
 /// Link networks get `192.168.<n>.0/24`, so at most this many exist at once.
 const MAX_LINK_NETWORKS: u64 = 256;
+
+/// The VLAN of link network 0; network `n` is carried by VLAN
+/// `FIRST_LINK_VLAN + n`, a tag of its own.
+const FIRST_LINK_VLAN: u32 = 100;
+
+/// Link network `slot` with its handle and VLAN tag.
+fn link_network(slot: u64) -> LinkNetwork {
+    LinkNetwork {
+        handle: NetHandle(slot.to_string()),
+        vlan_tag: u32::try_from(slot)
+            .ok()
+            .and_then(|n| n.checked_add(FIRST_LINK_VLAN)),
+    }
+}
 
 impl SimulatedCloud {
     /// A simulated cloud on the real clock; host component URNs are built
@@ -439,10 +454,10 @@ impl Compute for SimulatedCloud {
             .collect())
     }
 
-    fn create_network(&self, spec: &NetSpec) -> Result<NetHandle, BackendError> {
+    fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {
         let mut state = self.enter("create network")?;
         if let Some((id, _)) = state.networks.iter().find(|(_, n)| n.tag == spec.tag) {
-            return Ok(NetHandle(id.to_string()));
+            return Ok(link_network(*id));
         }
         let slot = (0..MAX_LINK_NETWORKS)
             .find(|slot| !state.networks.contains_key(slot))
@@ -461,7 +476,7 @@ impl Compute for SimulatedCloud {
         );
         tracing::info!(network = slot, tag = %spec.tag, "simulated cloud created a link network");
         self.save(&state)?;
-        Ok(handle)
+        Ok(link_network(slot))
     }
 
     fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {

@@ -11,7 +11,7 @@ use super::{AggregateConfig, SshAccess};
 use crate::core::types::{AllocationState, SliverAnnotations, UserKeys};
 use crate::geni::AmError;
 use crate::store::slivers::SliverRow;
-use crate::store::{Conn, components, slices};
+use crate::store::{Conn, components, networks, slices};
 use rspec::manifest::{
     self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
     NodeAnnotation, Ownership, Proxy, SshUser,
@@ -19,9 +19,11 @@ use rspec::manifest::{
 use rspec::tree::Document;
 use rspec::view::{Link, Node, RSpec};
 
-/// The `vlantag` written on this AM's links (see [`annotate_links`]).
-const LINK_VLANTAG: &str = "0";
 use std::collections::{BTreeSet, HashMap};
+
+/// The `vlantag` of a link whose network carries no tag, or does not
+/// exist yet (see [`annotate_links`]).
+const UNTAGGED: &str = "0";
 
 /// The manifest covering `rows` (all of slice `slice_urn`); the empty
 /// manifest when `rows` is empty.
@@ -52,6 +54,10 @@ fn build(
         .into_iter()
         .map(|c| (c.id, c.name))
         .collect();
+    let vlans: HashMap<String, i64> = networks::of_slice(conn, slice_urn)?
+        .into_iter()
+        .filter_map(|n| Some((n.tag, n.vlan_tag?)))
+        .collect();
     let mut ids: Vec<String> = rows.iter().map(|r| r.request_id.clone()).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -63,7 +69,7 @@ fn build(
         })?;
         let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
         let mut annotations = annotate(&group, &users, &names, &interfaces, &config.ssh)?;
-        annotate_links(&doc, config, &request.id, &mut annotations)?;
+        annotate_links(&doc, config, &request.id, &vlans, &mut annotations)?;
         let manifest =
             builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
         merged = Some(match merged {
@@ -179,13 +185,15 @@ fn ip_address(address: &str, netmask: &str) -> IpAddress {
 }
 
 /// Gives every link of this AM a sliver URN, stable for its request
-/// (`<request id>.<client_id>`), and the VLAN tag placeholder `0`: the
-/// backend connects the nodes with its own networks, not experimenter
-/// VLANs, and manifest links must carry a tag.
+/// (`<request id>.<client_id>`), and the VLAN tag of its network from
+/// `vlans` (by link sliver URN, as the backend reported it). A link whose
+/// network is untagged or not created yet gets `0`: the manifest schema
+/// requires a `vlantag` on every link, and no VLAN carries it yet.
 fn annotate_links(
     doc: &Document,
     config: &AggregateConfig,
     request_id: &str,
+    vlans: &HashMap<String, i64>,
     out: &mut Annotations,
 ) -> Result<(), AmError> {
     let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
@@ -193,11 +201,15 @@ fn annotate_links(
         let Some(client_id) = Link::new(doc, id).client_id() else {
             continue;
         };
+        let sliver_id = link_sliver_urn(&config.authority, request_id, &client_id);
+        let vlantag = vlans
+            .get(&sliver_id)
+            .map_or_else(|| UNTAGGED.to_owned(), i64::to_string);
         out.links.insert(
             client_id.to_string(),
             LinkAnnotation {
-                sliver_id: Some(link_sliver_urn(&config.authority, request_id, &client_id)),
-                vlantag: Some(LINK_VLANTAG.to_owned()),
+                sliver_id: Some(sliver_id),
+                vlantag: Some(vlantag),
             },
         );
     }

@@ -88,10 +88,18 @@ fn ensure_network(cx: &Context, slice_urn: &str, link: &LinkSliver) -> Result<Ne
         name: name.to_owned(),
         addresses: link.addresses.clone(),
     };
-    let handle = cx.backend.create_network(&spec)?;
-    let row = LinkNetworkRow::new(tag, slice_urn, name, &handle.0, Utc::now());
+    let network = cx.backend.create_network(&spec)?;
+    let handle = network.handle;
+    let row = LinkNetworkRow::new(
+        tag,
+        slice_urn,
+        name,
+        &handle.0,
+        network.vlan_tag,
+        Utc::now(),
+    );
     cx.store.record_link_network(&row)?;
-    tracing::info!(link = %tag, network = %handle.0, "link network ready");
+    tracing::info!(link = %tag, network = %handle.0, vlan = ?network.vlan_tag, "link network ready");
     Ok(handle)
 }
 

@@ -7,8 +7,8 @@
 //! first). Nothing is logged or written for calls that change nothing.
 
 use crate::backend::{
-    BackendError, Compute, Inventory, NetHandle, NetSpec, TaggedVm, UserKeys, VmHandle,
-    VmObservation, VmSpec,
+    BackendError, Compute, Inventory, LinkNetwork, NetHandle, NetSpec, TaggedVm, UserKeys,
+    VmHandle, VmObservation, VmSpec,
 };
 use crate::store::Store;
 use chrono::Utc;
@@ -155,7 +155,7 @@ impl Compute for Watched {
         self.note(self.inner.list_vms())
     }
 
-    fn create_network(&self, spec: &NetSpec) -> Result<NetHandle, BackendError> {
+    fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {
         self.note(self.inner.create_network(spec))
     }
 

@@ -24,17 +24,29 @@ pub struct LinkNetworkRow {
     pub handle: String,
     /// When it was recorded (unix seconds).
     pub created_at: i64,
+    /// The VLAN tag carrying it, as the backend reported it; `None`:
+    /// untagged.
+    pub vlan_tag: Option<i64>,
 }
 
 impl LinkNetworkRow {
-    /// The row for network `handle` of link `tag` named `name` in `slice_urn`.
-    pub fn new(tag: &str, slice_urn: &str, name: &str, handle: &str, now: DateTime<Utc>) -> Self {
+    /// The row for network `handle`, carried by VLAN `vlan_tag`, of link
+    /// `tag` named `name` in `slice_urn`.
+    pub fn new(
+        tag: &str,
+        slice_urn: &str,
+        name: &str,
+        handle: &str,
+        vlan_tag: Option<u32>,
+        now: DateTime<Utc>,
+    ) -> Self {
         LinkNetworkRow {
             tag: tag.to_owned(),
             slice_urn: slice_urn.to_owned(),
             name: name.to_owned(),
             handle: handle.to_owned(),
             created_at: to_unix(&now),
+            vlan_tag: vlan_tag.map(i64::from),
         }
     }
 }
@@ -45,13 +57,17 @@ impl Store {
         self.read(|conn| Ok(link_networks::table.find(tag).first(conn).optional()?))
     }
 
-    /// Records `row`, replacing the handle of an earlier row of its tag.
+    /// Records `row`, replacing the handle and tag of an earlier row of its
+    /// tag.
     /// Two workers may record one link at once (its two nodes provisioned
     /// together): the one whose insert meets the other's row updates it.
     pub fn record_link_network(&self, row: &LinkNetworkRow) -> StoreResult<()> {
         let update = |conn: &mut Conn| {
             diesel::update(link_networks::table.find(&row.tag))
-                .set(link_networks::handle.eq(&row.handle))
+                .set((
+                    link_networks::handle.eq(&row.handle),
+                    link_networks::vlan_tag.eq(row.vlan_tag),
+                ))
                 .execute(conn)
         };
         let inserted = self.write(|conn| {
@@ -80,11 +96,14 @@ impl Store {
 
     /// Every recorded link network of `slice_urn`.
     pub fn link_networks_of(&self, slice_urn: &str) -> StoreResult<Vec<LinkNetworkRow>> {
-        self.read(|conn| {
-            Ok(link_networks::table
-                .filter(link_networks::slice_urn.eq(slice_urn))
-                .order(link_networks::tag)
-                .load(conn)?)
-        })
+        self.read(|conn| of_slice(conn, slice_urn))
     }
+}
+
+/// Every recorded link network of `slice_urn`, by tag.
+pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<LinkNetworkRow>> {
+    Ok(link_networks::table
+        .filter(link_networks::slice_urn.eq(slice_urn))
+        .order(link_networks::tag)
+        .load(conn)?)
 }

@@ -106,6 +106,7 @@ diesel::table! {
         name -> Text,
         handle -> Text,
         created_at -> BigInt,
+        vlan_tag -> Nullable<BigInt>,
     }
 }
 

@@ -95,7 +95,10 @@ pub struct InterfaceAnnotation {
     pub component_id: Option<String>,
     /// MAC address, `xx:xx:xx:xx:xx:xx`.
     pub mac_address: Option<String>,
-    /// Addresses configured on it.
+    /// Addresses configured on it. When there are any, they replace the
+    /// `<ip>` elements of the request (the addresses it asked for): a
+    /// manifest shows only addresses the interface really has. When there
+    /// are none, the request's `<ip>` elements stay.
     pub ips: Vec<IpAddress>,
 }
 

@@ -211,6 +211,50 @@ fn the_granted_size_replaces_the_requested_xen_and_reads_back() {
 }
 
 #[test]
+fn an_observed_address_replaces_the_requested_one_and_none_keeps_it() {
+    let doc = request(
+        "<node client_id=\"a\"><interface client_id=\"a:if0\"><ip address=\"10.1.1.1\" netmask=\"255.255.255.0\" type=\"ipv4\"/></interface></node>\n<node client_id=\"b\"><interface client_id=\"b:if0\"><ip address=\"10.1.1.2\" type=\"ipv4\"/></interface></node>",
+    );
+    let mut annotations = Annotations::default();
+    for client_id in ["a", "b"] {
+        let sliver = format!("urn:publicid:IDN+a.example+sliver+{client_id}");
+        annotations
+            .nodes
+            .insert(client_id.into(), node_annotation(&sliver));
+    }
+    annotations.interfaces.insert(
+        "a:if0".into(),
+        InterfaceAnnotation {
+            ips: vec![IpAddress::ipv4("10.20.1.34", "255.255.255.0")],
+            ..InterfaceAnnotation::default()
+        },
+    );
+    annotations
+        .interfaces
+        .insert("b:if0".into(), InterfaceAnnotation::default());
+    let manifest = build(&doc, CM, &annotations).unwrap();
+    let rspec = RSpec::new(&manifest).unwrap();
+    let addresses = |client_id: &str| -> Vec<String> {
+        let node = rspec.node(client_id).unwrap();
+        let interface = node.interfaces().next().unwrap();
+        interface
+            .ips()
+            .filter_map(|ip| ip.address().map(|a| a.into_owned()))
+            .collect()
+    };
+    assert_eq!(
+        addresses("a"),
+        ["10.20.1.34"],
+        "only the address the VM has, not the one asked for"
+    );
+    assert_eq!(
+        addresses("b"),
+        ["10.1.1.2"],
+        "nothing observed yet: the requested address stays"
+    );
+}
+
+#[test]
 fn only_our_links_report_ends_that_no_node_declares() {
     let doc = request(&format!(
         "<node client_id=\"a\"><interface client_id=\"a:0\"/></node>\n\

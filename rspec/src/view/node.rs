@@ -338,6 +338,15 @@ impl<'a> InterfaceMut<'a> {
         self.doc.set_attribute(self.id, "mac_address", value);
     }
 
+    /// Removes every `<ip>` of the interface (the addresses a request asked
+    /// for, before writing the ones the node really has).
+    pub fn remove_ips(&mut self) {
+        let ips: Vec<NodeId> = self.as_view().ips().map(|ip| ip.id()).collect();
+        for ip in ips {
+            self.doc.remove(ip);
+        }
+    }
+
     /// Appends `<ip address=… netmask=… type=…>` unless an `<ip>` with that
     /// address is already there (a request may carry the address it wants).
     pub fn add_ip(&mut self, address: &str, netmask: Option<&str>, kind: Option<&str>) {

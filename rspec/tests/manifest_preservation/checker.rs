@@ -7,7 +7,9 @@
 //! with every attribute unchanged (except the root's `type`, the core pair of
 //! `xsi:schemaLocation`, which must point at `manifest.xsd`, and a
 //! `sliver_id` a request wrongly carried on an element of this AM: the
-//! manifest must give the AM's own sliver URN there), every
+//! manifest must give the AM's own sliver URN there, and the `<ip>`
+//! elements of an interface of this AM, which the addresses the AM reports
+//! replace), every
 //! namespace binding still in scope, and every comment and non-blank text
 //! kept. Nodes and links of other component managers must serialize
 //! identically.
@@ -105,7 +107,13 @@ impl Walk<'_> {
         self.pairs.push((req.clone(), man.clone()));
         let man_children = significant(man);
         let mut cursor = 0;
+        let addresses_reported = !foreign
+            && req.get_name() == "interface"
+            && man_children.iter().any(|c| c.get_name() == "ip");
         for (index, child) in significant(req).iter().enumerate() {
+            if addresses_reported && child.get_name() == "ip" {
+                continue;
+            }
             let child_path = format!("{path}/{}[{index}]", label(child));
             let found = man_children[cursor..]
                 .iter()

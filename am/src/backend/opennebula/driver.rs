@@ -29,8 +29,8 @@ use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
 use super::template::{ExtraTemplate, TemplateError};
 use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
-    BackendError, Compute, DiskImage, Host, Inventory, NetHandle, NetSpec, NicAddress, SliverType,
-    TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
+    BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle, NetSpec, NicAddress,
+    SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
 };
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -681,7 +681,7 @@ impl Compute for OpenNebulaCloud {
             .collect())
     }
 
-    fn create_network(&self, spec: &NetSpec) -> Result<NetHandle, BackendError> {
+    fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {
         let links = self.config.links.as_ref().ok_or_else(|| {
             BackendError::Permanent(
                 "this aggregate offers no links: [backend.opennebula.links] is not configured"
@@ -692,8 +692,8 @@ impl Compute for OpenNebulaCloud {
         let params = [-3, -1, -1].map(Param::Int);
         let pool = docs::parse_vnet_pool(&self.document("one.vnpool.info", &params)?)
             .map_err(unreadable)?;
-        if let Some(existing) = pool.iter().filter(|n| n.name == name).map(|n| n.id).min() {
-            return Ok(NetHandle(existing.to_string()));
+        if let Some(existing) = pool.iter().filter(|n| n.name == name).min_by_key(|n| n.id) {
+            return Ok(link_network(existing.id, existing.vlan_id));
         }
         let id = match (links.parent_network, &links.template) {
             (Some(parent), _) => match AddressBlock::holding(&spec.addresses, links.size)? {
@@ -726,8 +726,15 @@ impl Compute for OpenNebulaCloud {
                 ));
             }
         };
-        tracing::info!(network = id, tag = %spec.tag, "OpenNebula link network created");
-        Ok(NetHandle(id.to_string()))
+        // The tag oned gave it: a reservation's is its parent's, a network
+        // of a template may have one oned chose (AUTOMATIC_VLAN_ID).
+        let vnet = i32::try_from(id).map_err(|_| {
+            BackendError::Permanent(format!("oned answered network id {id}, not a 32-bit id"))
+        })?;
+        let created = docs::parse_vnet(&self.document("one.vn.info", &[Param::Int(vnet)])?)
+            .map_err(unreadable)?;
+        tracing::info!(network = id, tag = %spec.tag, vlan = ?created.vlan_id, "OpenNebula link network created");
+        Ok(link_network(id, created.vlan_id))
     }
 
     fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {
@@ -746,6 +753,14 @@ impl Compute for OpenNebulaCloud {
             }
             Err(err) => Err(err.into()),
         }
+    }
+}
+
+/// Link network `id` carried by VLAN `vlan_id`.
+fn link_network(id: i64, vlan_id: Option<u32>) -> LinkNetwork {
+    LinkNetwork {
+        handle: NetHandle(id.to_string()),
+        vlan_tag: vlan_id,
     }
 }
 

@@ -217,8 +217,10 @@ fn link_networks_give_each_vm_an_address_and_are_idempotent() {
         name: "lan0".into(),
         addresses: Vec::new(),
     };
-    let net = cloud.create_network(&link).unwrap();
-    assert_eq!(cloud.create_network(&link).unwrap(), net);
+    let created = cloud.create_network(&link).unwrap();
+    assert_eq!(cloud.create_network(&link).unwrap(), created);
+    assert_eq!(created.vlan_tag, Some(100), "a VLAN of its own");
+    let net = created.handle;
     let mut a = spec("a");
     a.networks = vec![nic(&net)];
     let mut b = spec("b");
@@ -288,7 +290,8 @@ fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
             name: "lan0".into(),
             addresses: Vec::new(),
         })
-        .unwrap();
+        .unwrap()
+        .handle;
     let mut linked = spec("linked");
     linked.networks = vec![nic(&net)];
     let vm = first.create_vm(&linked).unwrap();
@@ -322,7 +325,8 @@ fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
             name: "lan0".into(),
             addresses: Vec::new(),
         })
-        .unwrap();
+        .unwrap()
+        .handle;
     assert_eq!(again, net, "the saved network is found by its tag");
     let mut other = spec("other");
     other.networks = vec![nic(&net)];

@@ -13,6 +13,11 @@ pub struct VnetDoc {
     pub name: String,
     /// `PARENT_NETWORK_ID`: set for a reservation carved from another network.
     pub parent_network_id: Option<i64>,
+    /// `VLAN_ID`: the VLAN (a VXLAN's network identifier) carrying the
+    /// network, set by the operator or by oned (`AUTOMATIC_VLAN_ID`); a
+    /// reservation carries its parent's. `None` when empty (untagged) or
+    /// not a tag; read from `TEMPLATE/VLAN_ID` when the element is absent.
+    pub vlan_id: Option<u32>,
     /// `USED_LEASES` over all ARs (0 when absent).
     pub used_leases: i64,
     /// The single-valued `TEMPLATE` attributes (GATEWAY, DNS, …), in order.
@@ -65,12 +70,23 @@ fn read_vnet(vnet: Element<'_>) -> Result<VnetDoc, DocError> {
         Some(pool) => pool.children("AR").map(read_ar).collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
+    let template = vnet.child_attributes("TEMPLATE");
+    let vlan_id = vnet
+        .text("VLAN_ID")
+        .or_else(|| {
+            template
+                .iter()
+                .find(|(key, _)| key == "VLAN_ID")
+                .map(|(_, value)| value.clone())
+        })
+        .and_then(|tag| tag.trim().parse().ok());
     Ok(VnetDoc {
         id: vnet.int("ID")?,
         name: vnet.text_or_empty("NAME"),
         parent_network_id: vnet.opt_int("PARENT_NETWORK_ID")?,
+        vlan_id,
         used_leases: vnet.int_or("USED_LEASES", 0)?,
-        template: vnet.child_attributes("TEMPLATE"),
+        template,
         ars,
     })
 }

@@ -763,14 +763,23 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
         name: "lan0".into(),
         addresses: Vec::new(),
     };
+    // A reservation of a VXLAN parent with VLAN_ID 3 is carried by VLAN 3.
+    let tagged = |doc: &str| {
+        payload(doc)
+            .replacen("<ID>0</ID>", "<ID>3</ID>", 1)
+            .replacen("<VLAN_ID/>", "<VLAN_ID><![CDATA[3]]></VLAN_ID>", 1)
+    };
+    let on_vlan_3 = LinkNetwork {
+        handle: NetHandle("3".into()),
+        vlan_tag: Some(3),
+    };
     f.rpc
         .recorded("one.vnpool.info", "vnpool.info")
-        .id("one.vn.reserve", 3);
-    assert_eq!(
-        f.cloud.create_network(&spec).unwrap(),
-        NetHandle("3".into())
-    );
+        .id("one.vn.reserve", 3)
+        .document("one.vn.info", &tagged("vn.info"));
+    assert_eq!(f.cloud.create_network(&spec).unwrap(), on_vlan_3);
     let sent = f.rpc.take_sent();
+    assert_eq!(sent[2].params, [Param::Int(3)], "the reservation read back");
     assert_eq!(sent[1].params[0], Param::Int(0), "the parent network");
     let Param::Str(xml) = &sent[1].params[1] else {
         panic!("a template")
@@ -783,14 +792,10 @@ fn link_networks_are_reserved_once_per_tag_and_freed() {
             ("SIZE".to_owned(), "16".to_owned())
         ]
     );
-    let known = payload("vnpool.info")
-        .replacen("<ID>0</ID>", "<ID>3</ID>", 1)
-        .replacen("<NAME>geni-net</NAME>", &format!("<NAME>{name}</NAME>"), 1);
+    let known =
+        tagged("vnpool.info").replacen("<NAME>geni-net</NAME>", &format!("<NAME>{name}</NAME>"), 1);
     f.rpc.document("one.vnpool.info", &known);
-    assert_eq!(
-        f.cloud.create_network(&spec).unwrap(),
-        NetHandle("3".into())
-    );
+    assert_eq!(f.cloud.create_network(&spec).unwrap(), on_vlan_3);
     assert_eq!(
         f.rpc.take_methods(),
         ["one.vnpool.info"],
@@ -858,10 +863,15 @@ fn a_link_with_requested_addresses_reserves_the_block_that_holds_them() {
     };
     f.rpc
         .recorded("one.vnpool.info", "vnpool.info")
-        .id("one.vn.reserve", 4);
+        .id("one.vn.reserve", 4)
+        .recorded("one.vn.info", "vn.info");
     assert_eq!(
         f.cloud.create_network(&spec).unwrap(),
-        NetHandle("4".into())
+        LinkNetwork {
+            handle: NetHandle("4".into()),
+            vlan_tag: None,
+        },
+        "an untagged parent: an untagged reservation"
     );
     let sent = f.rpc.take_sent();
     let Param::Str(xml) = &sent[1].params[1] else {

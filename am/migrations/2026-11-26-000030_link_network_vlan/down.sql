@@ -1,0 +1,1 @@
+ALTER TABLE link_networks DROP COLUMN vlan_tag;
