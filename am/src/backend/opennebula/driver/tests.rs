@@ -906,3 +906,45 @@ fn a_link_with_requested_addresses_reserves_the_block_that_holds_them() {
     let err = f.cloud.create_network(&bad).unwrap_err();
     assert!(err.to_string().contains("`10.10.0.300`"), "{err}");
 }
+
+#[test]
+fn a_block_that_would_run_past_the_parents_range_shrinks_to_the_requested_addresses() {
+    let f = fixture();
+    // Two addresses near the end of the recorded range (10.10.0.10–109):
+    // the configured 16 from the first would end at 10.10.0.115.
+    let spec = NetSpec {
+        tag: "urn:publicid:IDN+am.example+sliver+lan1".into(),
+        name: "lan1".into(),
+        addresses: vec!["10.10.0.101".into(), "10.10.0.100".into()],
+    };
+    let refused = RpcError::Refused {
+        method: "one.vn.reserve".into(),
+        code: ErrorCode::Action,
+        message: "[one.vn.reserve] Cannot reserve addresses from virtual network 0. Not enough free addresses in an address range".into(),
+        object: None,
+    };
+    f.rpc
+        .recorded("one.vnpool.info", "vnpool.info")
+        .reply("one.vn.reserve", Err(refused))
+        .id("one.vn.reserve", 4)
+        .recorded("one.vn.info", "vn.info");
+    assert_eq!(f.cloud.create_network(&spec).unwrap().handle, NetHandle("4".into()));
+    let sizes: Vec<(Option<String>, Option<String>)> = f
+        .rpc
+        .take_sent()
+        .iter()
+        .filter(|call| call.method == "one.vn.reserve")
+        .map(|call| {
+            let Param::Str(xml) = &call.params[1] else {
+                panic!("a template")
+            };
+            let reservation = parse_extra_template(xml);
+            (
+                value_at(&reservation, "IP").map(str::to_owned),
+                value_at(&reservation, "SIZE").map(str::to_owned),
+            )
+        })
+        .collect();
+    let at_first = |size: &str| (Some("10.10.0.100".to_owned()), Some(size.to_owned()));
+    assert_eq!(sizes, [at_first("16"), at_first("2")]);
+}
