@@ -928,7 +928,10 @@ fn a_block_that_would_run_past_the_parents_range_shrinks_to_the_requested_addres
         .reply("one.vn.reserve", Err(refused))
         .id("one.vn.reserve", 4)
         .recorded("one.vn.info", "vn.info");
-    assert_eq!(f.cloud.create_network(&spec).unwrap().handle, NetHandle("4".into()));
+    assert_eq!(
+        f.cloud.create_network(&spec).unwrap().handle,
+        NetHandle("4".into())
+    );
     let sizes: Vec<(Option<String>, Option<String>)> = f
         .rpc
         .take_sent()
