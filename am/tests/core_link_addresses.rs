@@ -88,9 +88,8 @@ fn a_link_without_requested_addresses_is_not_checked() {
     let other = "urn:publicid:IDN+ch.test.example:proj+slice+exp2";
     let mut p = principal(7);
     p.slice_urn = Some(other.into());
-    let err = f
-        .am
-        .allocate(&p, other, &link_request("10.1.1.5"))
-        .unwrap_err();
+    let err =
+        f.am.allocate(&p, other, &link_request("10.1.1.5"))
+            .unwrap_err();
     assert!(err.message.contains("(none)"), "{}", err.message);
 }

@@ -9,11 +9,11 @@ use super::manifest::urn_name;
 use crate::backend::{ExecuteSpec, InstallSpec};
 use crate::core::types::AddressRange;
 use crate::geni::AmError;
-use std::net::Ipv4Addr;
 use rspec::manifest::ownership::same_urn;
 use rspec::manifest::urn_authority;
 use rspec::tree::Document;
 use rspec::view::{Interface, Ip, Link, Node, RSpec};
+use std::net::Ipv4Addr;
 
 /// The shell an `<execute>` without `shell` runs in.
 const DEFAULT_SHELL: &str = "sh";

@@ -42,13 +42,14 @@ impl Store {
         if self.read(current)?.as_deref() == ranges {
             return Ok(false);
         }
-        let text = ranges
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|e| StoreError::Corrupt {
-                what: "link_ranges.ranges",
-                value: e.to_string(),
-            })?;
+        let text =
+            ranges
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| StoreError::Corrupt {
+                    what: "link_ranges.ranges",
+                    value: e.to_string(),
+                })?;
         self.write(|conn| {
             diesel::update(link_ranges::table.filter(link_ranges::id.eq(ROW)))
                 .set((

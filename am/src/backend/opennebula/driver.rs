@@ -31,8 +31,9 @@ use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
 use super::template::{ExtraTemplate, TemplateError};
 use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
-    AddressRange, BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle, NetSpec, NicAddress,
-    SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
+    AddressRange, BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle,
+    NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
+    VmState,
 };
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};

@@ -792,7 +792,11 @@ fn the_inventory_has_the_address_ranges_of_the_links_parent_network() {
     let f = fixture();
     script_inventory(&f.rpc).document("one.vn.info", &ether);
     let ranges = f.cloud.inventory().unwrap().link_ranges;
-    assert_eq!(ranges, Some(Vec::new()), "an Ethernet range has no IPv4 address");
+    assert_eq!(
+        ranges,
+        Some(Vec::new()),
+        "an Ethernet range has no IPv4 address"
+    );
 
     let f = fixture();
     script_inventory(&f.rpc).recorded("one.vn.info", "err.vn-info-no-such-id");
@@ -988,7 +992,10 @@ fn a_block_that_would_run_past_the_parents_range_shrinks_to_the_requested_addres
         .reply("one.vn.reserve", Err(refused))
         .id("one.vn.reserve", 4)
         .recorded("one.vn.info", "vn.info");
-    assert_eq!(f.cloud.create_network(&spec).unwrap().handle, NetHandle("4".into()));
+    assert_eq!(
+        f.cloud.create_network(&spec).unwrap().handle,
+        NetHandle("4".into())
+    );
     let sizes: Vec<(Option<String>, Option<String>)> = f
         .rpc
         .take_sent()
