@@ -67,7 +67,7 @@ impl From<sim::config::SimConfigError> for BackendConfigError {
     }
 }
 
-pub use crate::core::types::UserKeys;
+pub use crate::core::types::{AddressRange, UserKeys};
 
 /// A DNS label from a VM name (a `client_id`): lower-case letters, digits
 /// and `-`, at most `max` characters, `vm` when nothing is left.
@@ -98,6 +98,10 @@ pub struct Inventory {
     pub hosts: Vec<Host>,
     /// Sliver types (VM flavours) a request may name.
     pub sliver_types: Vec<SliverType>,
+    /// The IPv4 address ranges a link's requested addresses must lie in
+    /// (those of the network links are reserved from); `None` when the
+    /// cloud places any address a request asks for.
+    pub link_ranges: Option<Vec<AddressRange>>,
 }
 
 /// One physical host of the cloud.

@@ -15,6 +15,7 @@
 pub mod components;
 pub mod events;
 pub mod jobs;
+pub mod link_ranges;
 pub mod networks;
 pub mod outage;
 pub mod retention;

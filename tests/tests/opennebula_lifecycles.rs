@@ -3,8 +3,9 @@
 //! what the simulator received (the configured template, on hold, the
 //! template's CONTEXT kept and the users' keys added), untrusted request
 //! text that stays data, the v2 lifecycle, a LAN link (its network, NICs,
-//! addresses and the parent's VLAN in the manifest, freed on Delete) and
-//! the operational actions.
+//! addresses and the parent's VLAN in the manifest, freed on Delete), a
+//! link address outside the parent network refused at Allocate, and the
+//! operational actions.
 
 use am::xmlrpc::{self, Value};
 use base64::Engine;
@@ -22,6 +23,7 @@ geni_am_tests::on_opennebula!(
     untrusted_text,
     v2_lifecycle,
     lan_link,
+    link_address_outside_the_parent,
     actions
 );
 
@@ -263,6 +265,45 @@ fn lan_link(version: &str, store: Store) {
         }
         one::wait_network_gone(&sim, link.id);
     }
+}
+
+fn link_address_outside_the_parent(version: &str, store: Store) {
+    let sim = one::start_sim(version);
+    let aggregate = one::start_aggregate(store, &sim);
+    let mut client = aggregate.client(3);
+    let slice = one::demo_slice(&aggregate, &mut client);
+    let networks = sim.vnet_ids();
+    let outside = requests::vms_on_lan(&["a", "b"]).replace(
+        &format!("address=\"{}\"", requests::lan_address(0)),
+        "address=\"10.9.9.9\"",
+    );
+    let reply = call(
+        slice.client,
+        "Allocate",
+        vec![
+            s(&slice.urn),
+            creds(&slice.credential),
+            s(&outside),
+            st(vec![]),
+        ],
+    );
+    assert_eq!(reply.code, 1, "BADARGS: {}", reply.output);
+    for part in ["`lan0`", "10.9.9.9", "10.1.1.1–10.1.1.100"] {
+        assert!(reply.output.contains(part), "{part} in: {}", reply.output);
+    }
+    let status = call(
+        slice.client,
+        "Status",
+        vec![strs(&[&slice.urn]), creds(&slice.credential), st(vec![])],
+    );
+    assert!(
+        status.code != 0 || status.slivers().is_empty(),
+        "nothing allocated: {status:?}"
+    );
+    assert!(one::vms(&sim).is_empty(), "no VM created");
+    assert_eq!(sim.vnet_ids(), networks, "no network reserved");
+    let mut slice = slice;
+    slice.allocate(&requests::vms_on_lan(&["a", "b"]));
 }
 
 fn actions(version: &str, store: Store) {

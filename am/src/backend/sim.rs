@@ -538,6 +538,8 @@ fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
                     .collect(),
             })
             .collect(),
+        // The simulated cloud gives a link any address asked for.
+        link_ranges: None,
     }
 }
 

@@ -1,15 +1,17 @@
 //! Allocate (AMAPI.md §2.5): validate the request, place its nodes on
 //! components with free capacity, reserve it, create `geni_allocated`
-//! slivers with the short allocation timeout, answer with a manifest of
-//! the new slivers. All or nothing; `geni_allocate = geni_many`, so later
+//! slivers with the short allocation timeout (refusing link addresses no
+//! link network can hold), answer with a manifest of the new slivers. All
+//! or nothing; `geni_allocate = geni_many`, so later
 //! Allocates add slivers to the slice.
 
+use super::links::{self, LinkRequest};
 use super::{Aggregate, expiry, manifest, report, select};
 use crate::core::types::{AllocationState, OperationalState, Principal, SliverInfo};
 use crate::geni::AmError;
 use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
 use crate::store::slivers::{self, SliverRow};
-use crate::store::{Conn, events, slices, to_unix};
+use crate::store::{Conn, events, link_ranges, slices, to_unix};
 use chrono::{DateTime, Utc};
 use rspec::manifest::Ownership;
 use rspec::tree::Document;
@@ -66,6 +68,8 @@ struct Grant {
 pub(super) struct ParsedRequest {
     text: String,
     nodes: Vec<NodeRequest>,
+    /// This aggregate's links that ask for addresses.
+    links: Vec<LinkRequest>,
 }
 
 impl Aggregate {
@@ -133,6 +137,7 @@ impl Aggregate {
         Ok(ParsedRequest {
             text: rspec.to_owned(),
             nodes,
+            links: links::requested_addresses(&root, &self.config.authority),
         })
     }
 
@@ -151,6 +156,7 @@ impl Aggregate {
             select::require_not_shut_down(&slice, "nothing can be allocated in it")?;
         }
         let expires = expiry::allocation(now, &self.config.policy, principal.credential_expires)?;
+        links::check_addresses(&request.links, link_ranges::current(conn)?.as_deref())?;
         let existing = slivers::live_in_slice(conn, slice_urn)?;
         if let Some(node) = request
             .nodes

@@ -2,14 +2,18 @@
 //! request: the link networks it is attached to (one NIC per interface on
 //! a LAN link of this aggregate, in interface order, with the address the
 //! request asks for) and its `<install>` and `<execute>` services. Also the
-//! sliver URNs of links and interfaces, shared with the manifest.
+//! sliver URNs of links and interfaces, shared with the manifest, and the
+//! check at Allocate that a link's requested addresses can be had.
 
 use super::manifest::urn_name;
 use crate::backend::{ExecuteSpec, InstallSpec};
+use crate::core::types::AddressRange;
+use crate::geni::AmError;
 use rspec::manifest::ownership::same_urn;
 use rspec::manifest::urn_authority;
 use rspec::tree::Document;
 use rspec::view::{Interface, Ip, Link, Node, RSpec};
+use std::net::Ipv4Addr;
 
 /// The shell an `<execute>` without `shell` runs in.
 const DEFAULT_SHELL: &str = "sh";
@@ -111,6 +115,69 @@ pub fn plan_node(
         });
     }
     Ok(plan)
+}
+
+/// What one LAN of this aggregate asks for: its `client_id`, the line it
+/// is on and the IPv4 addresses requested on its interfaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRequest {
+    /// The link's `client_id`.
+    pub client_id: String,
+    /// The line of its `<link>`.
+    pub line: u32,
+    /// The addresses requested on its interfaces, in document order.
+    pub addresses: Vec<String>,
+}
+
+/// The LANs of this aggregate (`authority`) in `root` that ask for
+/// addresses, in document order.
+pub fn requested_addresses(root: &RSpec<'_>, authority: &str) -> Vec<LinkRequest> {
+    root.links()
+        .filter(|l| is_local_lan(l, authority))
+        .map(|l| LinkRequest {
+            client_id: l.client_id().unwrap_or_default().into_owned(),
+            line: l.line(),
+            addresses: link_addresses(root, &l),
+        })
+        .filter(|l| !l.addresses.is_empty())
+        .collect()
+}
+
+/// Refuses (BADARGS) a link whose requested address lies outside every
+/// range of `ranges`, those of the network links are reserved from: no
+/// reservation could hold it, and a VM never gets another address than
+/// the one asked for. `None` (a backend that gives any address): nothing
+/// is refused.
+pub fn check_addresses(
+    links: &[LinkRequest],
+    ranges: Option<&[AddressRange]>,
+) -> Result<(), AmError> {
+    let Some(ranges) = ranges else {
+        return Ok(());
+    };
+    for link in links {
+        for text in &link.addresses {
+            let inside = text
+                .parse::<Ipv4Addr>()
+                .is_ok_and(|ip| ranges.iter().any(|r| r.contains(ip)));
+            if inside {
+                continue;
+            }
+            let offered = match ranges {
+                [] => "none".to_owned(),
+                _ => ranges
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            return Err(AmError::bad_args(format!(
+                "line {}: link `{}` asks for address {text}, which is outside every address range this aggregate reserves links from ({offered}); ask for addresses in these ranges, or for none to have addresses chosen",
+                link.line, link.client_id
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The first IPv4 `<ip>` of an interface.

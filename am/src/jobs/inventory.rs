@@ -1,6 +1,6 @@
 //! The inventory refresh: every `inventory_interval_ms` reads the backend's
 //! inventory and brings the store's components in line with it in one
-//! transaction — capacity and availability of known hosts, new hosts
+//! transaction, and the address ranges of its links after them — capacity and availability of known hosts, new hosts
 //! added, hosts gone from the cloud marked unavailable (never deleted,
 //! slivers may refer to them). Slivers and what they use are not touched:
 //! the core keeps computing free capacity from them. A backend or store
@@ -9,10 +9,11 @@
 
 use super::execute::JobError;
 use super::{Context, StopSignal};
-use crate::backend::Compute as _;
 use crate::backend::components::component_rows;
+use crate::backend::{Compute as _, Inventory};
 use crate::store::components::InventoryChanges;
-use chrono::Utc;
+use crate::store::{Store, StoreError};
+use chrono::{DateTime, Utc};
 use std::time::{Duration, Instant};
 
 /// Longest silence about a refresh that keeps failing.
@@ -55,8 +56,30 @@ pub fn run(cx: &Context, signal: &StopSignal) {
 
 /// Reads the inventory and writes what changed.
 fn refresh_once(cx: &Context) -> Result<InventoryChanges, JobError> {
-    let rows = component_rows(&cx.backend.inventory()?);
-    Ok(cx.store.sync_components(&rows, Utc::now())?)
+    Ok(store(&cx.store, &cx.backend.inventory()?, Utc::now())?)
+}
+
+/// Writes `inventory` to the store: its hosts as the components (see
+/// [`Store::sync_components`]), then the address ranges of its links
+/// (a separate transaction: Allocate reads them apart from capacity, and
+/// an answer one refresh old is as good as any), logged when they change.
+pub fn store(
+    store: &Store,
+    inventory: &Inventory,
+    now: DateTime<Utc>,
+) -> Result<InventoryChanges, StoreError> {
+    let changes = store.sync_components(&component_rows(inventory), now)?;
+    let ranges = inventory.link_ranges.as_deref();
+    if store.sync_link_ranges(ranges, now)? {
+        match ranges {
+            Some(ranges) => tracing::info!(
+                ranges = %ranges.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                "links' requested addresses must lie in the backend's address ranges"
+            ),
+            None => tracing::info!("the backend gives links any address requested"),
+        }
+    }
+    Ok(changes)
 }
 
 /// Which failures of a run of failed refreshes are logged.

@@ -5,7 +5,6 @@
 //! store's retention — what `serve` does once the store is open.
 
 use super::JobsHandle;
-use crate::backend::components::component_rows;
 use crate::backend::{self, BackendConfigError, BackendError, Compute};
 use crate::config::Config;
 use crate::store::{Store, StoreError};
@@ -45,8 +44,7 @@ pub enum LaunchError {
 /// holding every connection of the shared pool never stall them.
 pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
-    let rows = component_rows(&backend.inventory()?);
-    store.sync_components(&rows, Utc::now())?;
+    super::inventory::store(&store, &backend.inventory()?, Utc::now())?;
     let threads = config.jobs.workers.saturating_add(5);
     let own = Store::open(&config.store.url, threads)?;
     let mut jobs_config = config.jobs.clone();

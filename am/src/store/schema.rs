@@ -118,3 +118,11 @@ diesel::table! {
         updated_at -> BigInt,
     }
 }
+
+diesel::table! {
+    link_ranges (id) {
+        id -> BigInt,
+        ranges -> Nullable<Text>,
+        updated_at -> BigInt,
+    }
+}

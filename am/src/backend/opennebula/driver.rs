@@ -3,7 +3,9 @@
 //! * Inventory: usable hosts of `one.hostpool.info` (capacity in CPU
 //!   share and memory as the scheduler allocates it, §4.1, advertised as
 //!   the hypervisor oned reports), sliver types from the configuration, disk images
-//!   from the configuration or the READY/USED OS images of the image pool.
+//!   from the configuration or the READY/USED OS images of the image pool,
+//!   and the address ranges of the links' parent network (`one.vn.info`),
+//!   so that Allocate refuses addresses no reservation can hold.
 //! * VMs: `one.template.instantiate` with `hold = true` (5 params, safe on
 //!   every version) and an extra template carrying the type's size, the
 //!   merged CONTEXT, the disk image, the NICs, the host binding and the tag
@@ -29,8 +31,9 @@ use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
 use super::template::{ExtraTemplate, TemplateError};
 use crate::backend::components::HARDWARE_TYPE;
 use crate::backend::{
-    BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle, NetSpec, NicAddress,
-    SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
+    AddressRange, BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle,
+    NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
+    VmState,
 };
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -209,6 +212,33 @@ impl OpenNebulaCloud {
             }
         }
         Ok(held)
+    }
+
+    /// The IPv4 address ranges of the configured parent network, which
+    /// every link reservation comes from (`one.vn.info`, its AR_POOL);
+    /// `None` when links are new networks of a template, or not offered.
+    fn link_ranges(&self) -> Result<Option<Vec<AddressRange>>, BackendError> {
+        let Some(parent) = self.config.links.as_ref().and_then(|l| l.parent_network) else {
+            return Ok(None);
+        };
+        let xml = self
+            .document("one.vn.info", &[Param::Int(parent)])
+            .map_err(|e| match e.is_no_exists() {
+                true => BackendError::Permanent(format!(
+                    "the configured parent network {parent} (backend.opennebula.links.parent_network) does not exist: {e}"
+                )),
+                false => e.into(),
+            })?;
+        let vnet = docs::parse_vnet(&xml).map_err(unreadable)?;
+        Ok(Some(
+            vnet.ars
+                .iter()
+                .filter_map(|ar| {
+                    let first = ar.ip.as_deref()?.trim().parse().ok()?;
+                    AddressRange::starting_at(first, u32::try_from(ar.size).ok()?)
+                })
+                .collect(),
+        ))
     }
 
     /// The hardware type advertised for `host`: the configured one, else
@@ -466,6 +496,7 @@ impl Compute for OpenNebulaCloud {
         Ok(Inventory {
             hosts,
             sliver_types,
+            link_ranges: self.link_ranges()?,
         })
     }
 
@@ -828,11 +859,11 @@ impl AddressBlock {
 
 impl std::fmt::Display for AddressBlock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.first == self.last {
-            write!(f, "{}", self.first)
-        } else {
-            write!(f, "{}–{}", self.first, self.last)
+        AddressRange {
+            first: self.first,
+            last: self.last,
         }
+        .fmt(f)
     }
 }
 

@@ -648,7 +648,8 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
     f.rpc
         .recorded("one.vmpool.info", "vmpool.info-empty")
         .recorded("one.hostpool.info", "hostpool.info")
-        .recorded("one.imagepool.info", "imagepool.info");
+        .recorded("one.imagepool.info", "imagepool.info")
+        .recorded("one.vn.info", "vn.info");
     let inventory = f.cloud.inventory().unwrap();
     assert_eq!(
         inventory.hosts,
@@ -676,7 +677,8 @@ fn the_inventory_has_the_usable_hosts_types_and_images() {
     f.rpc
         .recorded("one.vmpool.info", "vmpool.info-empty")
         .document("one.hostpool.info", &disabled)
-        .recorded("one.imagepool.info", "imagepool.info");
+        .recorded("one.imagepool.info", "imagepool.info")
+        .recorded("one.vn.info", "vn.info");
     let inventory = f.cloud.inventory().unwrap();
     assert!(inventory.hosts.is_empty(), "a disabled host is not offered");
     assert!(inventory.sliver_types[0].disk_images.is_empty());
@@ -688,7 +690,8 @@ fn an_eight_core_host_counts_sixteen_half_cpu_vms_as_the_scheduler_does() {
     f.rpc
         .recorded("one.vmpool.info", "vmpool.info-empty")
         .recorded("one.hostpool.info", "hostpool.info")
-        .recorded("one.imagepool.info", "imagepool.info");
+        .recorded("one.imagepool.info", "imagepool.info")
+        .recorded("one.vn.info", "vn.info");
     let inventory = f.cloud.inventory().unwrap();
     let (host, kind) = (&inventory.hosts[0], &inventory.sliver_types[0]);
     assert_eq!(host.cpus / kind.cpus, 16, "MAX_CPU 800 / CPU 0.5");
@@ -701,7 +704,8 @@ fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
     f.rpc
         .recorded("one.vmpool.info", "vmpool.info-running")
         .recorded("one.hostpool.info", "hostpool.info-with-vm")
-        .recorded("one.imagepool.info", "imagepool.info");
+        .recorded("one.imagepool.info", "imagepool.info")
+        .recorded("one.vn.info", "vn.info");
     let host = &f.cloud.inventory().unwrap().hosts[0];
     assert_eq!(
         (host.cpus, host.memory_mb),
@@ -715,7 +719,8 @@ fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
             &labelled_pool(0, &format!("geni-am/{TAG}")),
         )
         .recorded("one.hostpool.info", "hostpool.info-with-vm")
-        .recorded("one.imagepool.info", "imagepool.info");
+        .recorded("one.imagepool.info", "imagepool.info")
+        .recorded("one.vn.info", "vn.info");
     let host = &f.cloud.inventory().unwrap().hosts[0];
     assert_eq!(
         (host.cpus, host.memory_mb),
@@ -731,7 +736,8 @@ fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
     f.rpc
         .recorded("one.vmpool.info", "vmpool.info-empty")
         .document("one.hostpool.info", &full)
-        .recorded("one.imagepool.info", "imagepool.info");
+        .recorded("one.imagepool.info", "imagepool.info")
+        .recorded("one.vn.info", "vn.info");
     let host = &f.cloud.inventory().unwrap().hosts[0];
     assert_eq!(host.cpus, 20, "7.8 CPUs held by others");
     assert!(!host.available, "0.2 free CPUs cannot take a 0.5 CPU VM");
@@ -749,10 +755,68 @@ fn hosts_are_advertised_as_their_hypervisor_unless_a_type_is_configured() {
         f.rpc
             .recorded("one.vmpool.info", "vmpool.info-empty")
             .document("one.hostpool.info", &pool)
-            .recorded("one.imagepool.info", "imagepool.info");
+            .recorded("one.imagepool.info", "imagepool.info")
+            .recorded("one.vn.info", "vn.info");
         let host = &f.cloud.inventory().unwrap().hosts[0];
         assert_eq!(host.hardware_type, expected);
     }
+}
+
+/// Scripts the reads of an inventory with an empty VM pool, the recorded
+/// hosts and images.
+fn script_inventory(rpc: &Replay) -> &Replay {
+    rpc.recorded("one.vmpool.info", "vmpool.info-empty")
+        .recorded("one.hostpool.info", "hostpool.info")
+        .recorded("one.imagepool.info", "imagepool.info")
+}
+
+#[test]
+fn the_inventory_has_the_address_ranges_of_the_links_parent_network() {
+    let f = fixture();
+    script_inventory(&f.rpc).recorded("one.vn.info", "vn.info");
+    let ranges = f.cloud.inventory().unwrap().link_ranges.unwrap();
+    assert_eq!(
+        ranges.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["10.10.0.10–10.10.0.109"],
+        "AR 0: IP 10.10.0.10, SIZE 100"
+    );
+    let read = f.rpc.take_sent().pop().unwrap();
+    assert_eq!(
+        (read.method.as_str(), read.params.as_slice()),
+        ("one.vn.info", [Param::Int(0)].as_slice()),
+        "the configured parent_network"
+    );
+
+    let ether = payload("vn.info").replacen("<TYPE><![CDATA[IP4]]>", "<TYPE><![CDATA[ETHER]]>", 1);
+    let ether = ether.replacen("<IP><![CDATA[10.10.0.10]]></IP>", "", 1);
+    let f = fixture();
+    script_inventory(&f.rpc).document("one.vn.info", &ether);
+    let ranges = f.cloud.inventory().unwrap().link_ranges;
+    assert_eq!(
+        ranges,
+        Some(Vec::new()),
+        "an Ethernet range has no IPv4 address"
+    );
+
+    let f = fixture();
+    script_inventory(&f.rpc).recorded("one.vn.info", "err.vn-info-no-such-id");
+    let err = f.cloud.inventory().unwrap_err();
+    assert!(
+        err.to_string().contains("links.parent_network"),
+        "names the key: {err}"
+    );
+
+    let f = fixture_with(|c| {
+        let links = c.links.as_mut().unwrap();
+        links.parent_network = None;
+        links.template = Some("VN_MAD = \"bridge\"".into());
+    });
+    script_inventory(&f.rpc);
+    assert_eq!(
+        f.cloud.inventory().unwrap().link_ranges,
+        None,
+        "a network per link from a template holds any address"
+    );
 }
 
 #[test]
