@@ -33,17 +33,30 @@ impl AddressPool {
         }
     }
 
-    /// Leases `asked` when it is an IPv4 address no NIC holds, else the
-    /// lowest free address of the subnet.
+    /// Leases `asked` (the lowest free address of the subnet when `None`).
+    /// An asked address that is not IPv4 or that a NIC already holds is
+    /// refused, never replaced by another: a VM must not come up with an
+    /// address its experimenter did not ask for.
     pub fn lease_asked(&mut self, asked: Option<&str>) -> Result<NicAddress, BackendError> {
-        let Some(ip) = asked.and_then(|a| a.trim().parse::<Ipv4Addr>().ok()) else {
+        let Some(text) = asked else {
             return self.lease();
         };
-        match self.offset_of(ip) {
-            Some(offset) if self.leased.insert(offset) => Ok(self.nic(ip, true)),
-            None if self.asked.insert(ip) => Ok(self.nic(ip, false)),
-            _ => self.lease(),
+        let ip = text.trim().parse::<Ipv4Addr>().map_err(|_| {
+            BackendError::Permanent(format!(
+                "the requested address `{text}` is not an IPv4 address"
+            ))
+        })?;
+        let fresh = match self.offset_of(ip) {
+            Some(offset) => self.leased.insert(offset),
+            None => self.asked.insert(ip),
+        };
+        if !fresh {
+            return Err(BackendError::Permanent(format!(
+                "the requested address {ip} is already held by another VM of simulated network {}/{}",
+                self.subnet.base, self.subnet.prefix
+            )));
         }
+        Ok(self.nic(ip, self.offset_of(ip).is_some()))
     }
 
     /// Leases the lowest free address.
@@ -121,23 +134,33 @@ mod tests {
         assert_eq!(outside.ip, "10.10.0.100");
         assert_eq!(outside.mac, "02:00:0a:0a:00:64");
         assert_eq!(outside.netmask, None);
-        let taken = pool.lease_asked(Some("10.10.0.100")).unwrap();
-        assert_eq!(
-            taken.ip, "192.168.5.2",
-            "a held address is not leased twice"
-        );
-        assert_eq!(
-            pool.lease_asked(Some("not an ip")).unwrap().ip,
-            "192.168.5.3"
-        );
         pool.release("10.10.0.100");
         assert_eq!(
             pool.lease_asked(Some("10.10.0.100")).unwrap().ip,
             "10.10.0.100"
         );
+    }
+
+    #[test]
+    fn an_asked_address_that_is_held_or_not_ipv4_is_refused_not_replaced() {
+        let mut pool = AddressPool::new(Subnet::parse("192.168.5.0/24").unwrap(), None);
+        pool.lease_asked(Some("192.168.5.40")).unwrap();
+        pool.lease_asked(Some("10.10.0.100")).unwrap();
+        for (asked, says) in [
+            ("192.168.5.40", "already held"),
+            ("10.10.0.100", "already held"),
+            ("not an ip", "not an IPv4 address"),
+        ] {
+            let err = pool.lease_asked(Some(asked)).unwrap_err();
+            assert!(
+                matches!(&err, BackendError::Permanent(m) if m.contains(says)),
+                "{asked}: {err}"
+            );
+        }
         assert_eq!(
-            pool.lease_asked(Some("192.168.5.40")).unwrap().ip,
-            "192.168.5.4"
+            pool.lease().unwrap().ip,
+            "192.168.5.2",
+            "nothing else was leased"
         );
     }
 }
