@@ -2,24 +2,26 @@
 //! simulator playing 5.x, 6.x and 7.x: an injected boot failure and a quota
 //! refusal end in `geni_failed` with oned's text, expiry terminates the VMs
 //! and frees the link network, an aggregate killed after oned created a VM
-//! but before the VM's id was recorded creates no second VM, and the
-//! reconciler terminates VMs no sliver owns and fails slivers whose VM
-//! vanished.
+//! but before the VM's id was recorded creates no second VM, an aggregate
+//! killed while it destroys a VM takes the job up again as soon as it
+//! restarts (not when the dead run's lease ends), and the reconciler
+//! terminates VMs no sliver owns and fails slivers whose VM vanished.
 
 use chrono::{Duration, Utc};
 use geni_am_tests::aggregate::{DEMO_SLICE, set};
-use geni_am_tests::calls::Sliver;
+use geni_am_tests::calls::{Sliver, call, creds, s, st};
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::{Slice, urns};
 use geni_am_tests::opennebula::{self as one, DONE, RUNNING};
 use geni_am_tests::requests;
-use std::time::Duration as StdDuration;
+use std::time::{Duration as StdDuration, Instant};
 
 geni_am_tests::on_opennebula!(
     boot_failure,
     quota_refusal,
     expiry,
     crash_between_create_and_store,
+    kill_during_destroy,
     reconciler
 );
 
@@ -125,6 +127,67 @@ fn crash_between_create_and_store(version: &str, store: Store) {
     let vm = one::vm_of(&sim, &urn);
     assert_eq!((vm.state, vm.lcm_state), (3, 3), "the VM runs: {vm:?}");
     slice.delete(&[DEMO_SLICE]);
+    one::wait_terminated(&sim, &urn);
+}
+
+fn kill_during_destroy(version: &str, store: Store) {
+    let sim = one::start_sim(version);
+    // Room for exactly one VM of half a CPU: on the first host only.
+    sim.set_host_capacity(0, 50, 8 << 20);
+    sim.set_host_capacity(1, 0, 8 << 20);
+    let mut aggregate = one::start_aggregate(store, &sim);
+    let mut client = aggregate.client(3);
+    let mut slice = one::demo_slice(&aggregate, &mut client);
+    let urn = urns(&slice.allocate(&requests::vms(&["first"])).slivers()).remove(0);
+    one::bring_up(&mut slice);
+    // oned terminates the VM at once but answers only after the kill: the
+    // destroy job is leased (for the default 60 s) by a run that dies.
+    let action = "one.vm.action";
+    let before = sim.call_count(action);
+    sim.answer_late(action, StdDuration::from_secs(30));
+    slice.delete(&[DEMO_SLICE]);
+    one::wait_for("the destroy job called oned", || {
+        sim.call_count(action) > before
+    });
+    drop(slice);
+    aggregate.kill();
+
+    aggregate.restart();
+    let restarted = Instant::now();
+    let mut client = aggregate.client(3);
+    let (slice_urn, credential) = {
+        let slice = one::demo_slice(&aggregate, &mut client);
+        (slice.urn, slice.credential)
+    };
+    // The deleted sliver holds the only room until its destroy job is
+    // done; the restarted process takes that job up at once.
+    let mut answer = None;
+    let mut last = None;
+    while restarted.elapsed() < StdDuration::from_secs(20) {
+        let reply = call(
+            &mut client,
+            "Allocate",
+            vec![
+                s(&slice_urn),
+                creds(&credential),
+                s(&requests::vms(&["second"])),
+                st(vec![]),
+            ],
+        );
+        if reply.code == 0 {
+            answer = Some(reply);
+            break;
+        }
+        last = Some(reply.output);
+        std::thread::sleep(StdDuration::from_millis(100));
+    }
+    let answer = answer.unwrap_or_else(|| {
+        panic!(
+            "the deleted sliver's capacity was still held 20 s after the restart (the dead run's lease lasts 60 s): {last:?}\n{}",
+            aggregate.log()
+        )
+    });
+    assert_eq!(answer.slivers().len(), 1);
     one::wait_terminated(&sim, &urn);
 }
 

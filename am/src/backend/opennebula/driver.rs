@@ -449,8 +449,10 @@ impl Compute for OpenNebulaCloud {
     /// §4.1): CPU share (× 100) and memory, MAX_CPU/MAX_MEM minus what
     /// VMs not of this aggregate hold there (the core subtracts its own
     /// slivers), so a type of CPU 0.5 fits twice per core, as oned places
-    /// it. A host is available while its unallocated capacity still fits
-    /// the smallest configured type.
+    /// it. A host is available while that capacity fits the smallest
+    /// configured type: this aggregate's own VMs do not count (the core
+    /// counts its slivers), or a host would stay unavailable until the
+    /// next refresh after they are deleted.
     fn inventory(&self) -> Result<Inventory, BackendError> {
         let ours = self.our_allocations()?;
         let types = &self.config.sliver_types;
@@ -461,15 +463,19 @@ impl Compute for OpenNebulaCloud {
                 let (our_cpu, our_mem_mib) = ours.get(&h.id).copied().unwrap_or_default();
                 let others_cpu = (h.cpu_usage - our_cpu).max(0);
                 let others_mem_kib = (h.mem_usage_kib - our_mem_mib * 1024).max(0);
+                let cpus = u32::try_from((h.max_cpu - others_cpu).max(0)).unwrap_or(u32::MAX);
+                let memory_mb =
+                    u64::try_from((h.max_mem_kib - others_mem_kib).max(0) / 1024).unwrap_or(0);
                 Host {
                     component_id: self.component_id(h),
                     name: names::component_name(&h.name),
-                    cpus: u32::try_from((h.max_cpu - others_cpu).max(0)).unwrap_or(u32::MAX),
-                    memory_mb: u64::try_from((h.max_mem_kib - others_mem_kib).max(0) / 1024)
-                        .unwrap_or(0),
+                    cpus,
+                    memory_mb,
                     max_vms: self.config.max_vms_per_host,
                     hardware_type: self.hardware_type(h),
-                    available: types.iter().any(|t| h.has_room_for(t.cpu, t.memory_mb)),
+                    available: types
+                        .iter()
+                        .any(|t| cpu_share(t.cpu) <= cpus && t.memory_mb <= memory_mb),
                 }
             })
             .collect();

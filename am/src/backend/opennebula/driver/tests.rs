@@ -741,6 +741,30 @@ fn capacity_held_by_vms_not_ours_is_not_offered_and_ours_is_left_to_the_core() {
     let host = &f.cloud.inventory().unwrap().hosts[0];
     assert_eq!(host.cpus, 20, "7.8 CPUs held by others");
     assert!(!host.available, "0.2 free CPUs cannot take a 0.5 CPU VM");
+
+    // A host that only this aggregate's VMs fill stays available: once
+    // they are deleted the core offers it again without a refresh.
+    let ours_only = payload("hostpool.info-with-vm").replacen(
+        "<MAX_CPU>800</MAX_CPU>",
+        "<MAX_CPU>50</MAX_CPU>",
+        1,
+    );
+    assert_ne!(ours_only, payload("hostpool.info-with-vm"));
+    let f = fixture();
+    f.rpc
+        .document(
+            "one.vmpool.info",
+            &labelled_pool(0, &format!("geni-am/{TAG}")),
+        )
+        .document("one.hostpool.info", &ours_only)
+        .recorded("one.imagepool.info", "imagepool.info")
+        .recorded("one.vn.info", "vn.info");
+    let host = &f.cloud.inventory().unwrap().hosts[0];
+    assert_eq!(host.cpus, 50, "all of it, ours");
+    assert!(
+        host.available,
+        "our own VM does not make the host unavailable"
+    );
 }
 
 #[test]
