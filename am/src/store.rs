@@ -250,11 +250,12 @@ impl ManageConnection for Manager {
         }
         let mut conn =
             SqliteConnection::establish(&self.url).map_err(r2d2::Error::ConnectionError)?;
-        conn.batch_execute(&format!(
-            "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; PRAGMA journal_mode = WAL; \
-             PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-        ))
-        .map_err(r2d2::Error::QueryError)?;
+        conn.batch_execute(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};"))
+            .and_then(|()| enable_wal(&mut conn))
+            .and_then(|()| {
+                conn.batch_execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            })
+            .map_err(r2d2::Error::QueryError)?;
         Ok(Conn::Sqlite(conn))
     }
 
@@ -264,6 +265,27 @@ impl ManageConnection for Manager {
 
     fn has_broken(&self, conn: &mut Conn) -> bool {
         conn.is_broken()
+    }
+}
+
+/// Switches the SQLite file to write-ahead logging. While another
+/// connection holds a lock (several processes opening a new file
+/// together), SQLite refuses the switch with "database is locked" at once
+/// instead of waiting for the busy timeout, so it is retried until that
+/// timeout has passed.
+fn enable_wal(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
+    let deadline =
+        std::time::Instant::now() + Duration::from_millis(u64::from(SQLITE_BUSY_TIMEOUT_MS));
+    loop {
+        match conn.batch_execute("PRAGMA journal_mode = WAL;") {
+            Err(error)
+                if error.to_string().contains("database is locked")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done => return done,
+        }
     }
 }
 

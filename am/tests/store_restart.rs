@@ -157,7 +157,12 @@ fn applied_migrations(url: &str) -> Vec<AppliedMigration> {
         let mut c = diesel::PgConnection::establish(url).expect("the database connects");
         query.load(&mut c).expect("the migration table reads")
     } else {
+        use diesel::connection::SimpleConnection;
         let mut c = diesel::SqliteConnection::establish(url).expect("the file opens");
+        // The openers' pools may still be closing connections in the
+        // background: wait for their locks as the store's own connections do.
+        c.batch_execute("PRAGMA busy_timeout = 30000;")
+            .expect("the busy timeout is set");
         query.load(&mut c).expect("the migration table reads")
     }
 }
