@@ -196,9 +196,14 @@ impl Bound {
         .keep_alive(Duration::from_secs(config.keep_alive_secs))
         .client_request_timeout(request_timeout)
         .shutdown_timeout(config.shutdown_timeout_secs);
-        if config.workers > 0 {
-            server = server.workers(config.workers);
-        }
+        let workers = match config.workers {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        };
+        // A hard bound on open sockets, refused ones included: the
+        // admission cap plus a quarter, shared out among the workers.
+        let per_worker = (config.max_connections + config.max_connections / 4) / workers + 1;
+        server = server.workers(workers).max_connections(per_worker);
         Ok(server.listen_openssl(listener, tls)?.run())
     }
 }

@@ -177,6 +177,11 @@ const MISTAKES: &[(&str, &str, &[&str])] = &[
         &["server.body_limit", "at least 1"],
     ),
     (
+        "[store]",
+        "[store]\nretention_days = 4000000000",
+        &["store.retention_days", "at most 36500"],
+    ),
+    (
         "[aggregate]",
         "[aggregate]\ndefault_sliver_type = \"huge-vm\"",
         &[

@@ -26,8 +26,9 @@ use std::process::ExitCode;
 pub enum CredCommand {
     /// Verify SFA credential files: the caller's certificate, speaks-for,
     /// signatures, delegation chain, trust, owner, target and privilege.
-    /// Prints what each grants or why it is refused; exits 1 if the caller
-    /// or any credential is refused.
+    /// Prints what each grants or why it is refused, then the verdict of
+    /// the call as the aggregate would give it; exits 0 when the call is
+    /// authorised (one credential grants it), 1 otherwise.
     Verify(VerifyArgs),
 }
 

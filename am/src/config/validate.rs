@@ -22,6 +22,10 @@ fn problem(key: &str, text: impl Into<String>) -> Problem {
     (key.to_owned(), text.into())
 }
 
+/// The longest retention accepted, in days; far longer periods could not
+/// be subtracted from the clock.
+const MAX_RETENTION_DAYS: u32 = 36_500;
+
 fn at_least_one(key: &str, value: u64) -> Result<(), Problem> {
     if value == 0 {
         return Err(problem(key, "must be at least 1"));
@@ -128,11 +132,18 @@ impl Config {
     fn validate_store(&self) -> Result<(), Problem> {
         let store = &self.store;
         at_least_one("store.pool_size", u64::from(store.pool_size))?;
-        at_least_one("store.retention_days", u64::from(store.retention_days))?;
-        at_least_one(
-            "store.event_retention_days",
-            u64::from(store.event_retention_days),
-        )?;
+        for (key, days) in [
+            ("store.retention_days", store.retention_days),
+            ("store.event_retention_days", store.event_retention_days),
+        ] {
+            at_least_one(key, u64::from(days))?;
+            if days > MAX_RETENTION_DAYS {
+                return Err(problem(
+                    key,
+                    format!("must be at most {MAX_RETENTION_DAYS} (a hundred years)"),
+                ));
+            }
+        }
         at_least_one("store.purge_interval_secs", store.purge_interval_secs)?;
         if store.url.trim().is_empty() {
             return Err(problem(

@@ -61,11 +61,12 @@ fn held_up(conn: &mut Conn, mut infos: Vec<SliverInfo>) -> Result<Vec<SliverInfo
     for info in &mut infos {
         let waits = pending.contains(&info.urn) || info.operational.awaits_backend();
         if waits && info.error.is_empty() && info.operational != OperationalState::Failed {
+            // The outage's detail (the backend's endpoint, its reply)
+            // is for the operators' log, not for every experimenter.
             info.error = format!(
-                "held up: the cloud has not answered since {} ({}); \
+                "held up: the cloud has not answered since {}; \
                  this sliver's work resumes when it answers",
                 crate::time::format(&outage.since),
-                outage.detail
             );
         }
     }

@@ -94,34 +94,65 @@ fn record(
             cx.store.finish_job(&job.id, owner, now)?;
         }
         Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
-        Err(err) if worth_retrying(cx, &err)? && keeps_trying(cx, job, now)? => {
-            let wait = cx.config.backoff(attempts);
-            if err.is_unreachable() {
-                // The outage is logged once, where it is detected.
-                tracing::debug!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job held up by the outage");
-            } else {
-                tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
-            }
-            let run_after = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);
-            cx.store
-                .retry_job(&job.id, owner, &err.to_string(), run_after, now)?;
-        }
         Err(err) => {
-            let message = if worth_retrying(cx, &err)? {
-                format!("given up when the sliver expired: {err}")
+            let retryable = worth_retrying(cx, &err)?;
+            if retryable && keeps_trying(cx, job, now)? {
+                retry(cx, owner, job, &err, attempts, now)?;
             } else {
-                err.to_string()
-            };
-            tracing::warn!(job = %job.id, kind = %job.kind, %message, "job failed");
-            cx.store.fail_job(&job.id, owner, &message, now)?;
-            if let Some(sliver) = &job.sliver_urn {
-                if job.kind == JobKind::Provision.as_str() {
-                    cx.store.fail_unbuilt_sliver(sliver, &message, now)?;
-                } else {
-                    cx.store.fail_sliver(sliver, &message, now)?;
-                }
+                give_up(cx, owner, job, &err, retryable, now)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Queues `job` again after the backoff of its `attempts`.
+fn retry(
+    cx: &Context,
+    owner: &str,
+    job: &JobRow,
+    err: &JobError,
+    attempts: u32,
+    now: DateTime<Utc>,
+) -> Result<(), crate::store::StoreError> {
+    let wait = cx.config.backoff(attempts);
+    if err.is_unreachable() {
+        // The outage is logged once, where it is detected.
+        tracing::debug!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job held up by the outage");
+    } else {
+        tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
+    }
+    let run_after = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);
+    cx.store
+        .retry_job(&job.id, owner, &err.to_string(), run_after, now)?;
+    Ok(())
+}
+
+/// Fails `job` and its sliver for good; `retryable` errors are given up
+/// only because the sliver expired, and the message says so.
+fn give_up(
+    cx: &Context,
+    owner: &str,
+    job: &JobRow,
+    err: &JobError,
+    retryable: bool,
+    now: DateTime<Utc>,
+) -> Result<(), crate::store::StoreError> {
+    let message = if retryable {
+        format!("given up when the sliver expired: {err}")
+    } else {
+        err.to_string()
+    };
+    tracing::warn!(job = %job.id, kind = %job.kind, %message, "job failed");
+    cx.store.fail_job(&job.id, owner, &message, now)?;
+    match &job.sliver_urn {
+        Some(sliver) if job.kind == JobKind::Provision.as_str() => {
+            cx.store.fail_unbuilt_sliver(sliver, &message, now)?;
+        }
+        Some(sliver) => {
+            cx.store.fail_sliver(sliver, &message, now)?;
+        }
+        None => {}
     }
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! The HTTP routes: `POST /am/3` and `POST /am/2` (a trailing slash
 //! allowed), and `POST /` answering GetVersion, whose reply lists both
-//! endpoints, so a client given the bare host finds them. Everything the
-//! server refuses is answered with an XML-RPC fault a client can read,
-//! under the HTTP status that says why: 404 for other paths and 405 for
-//! other methods (both naming the endpoints), 403 when the connection's
-//! client certificate did not verify, 503 beyond the connection caps,
+//! endpoints, so a client given the bare host finds them. What the server
+//! refuses is answered with an XML-RPC fault a client can read, under the
+//! HTTP status that says why: 404 for other paths and 405 for other
+//! methods (both naming the endpoints), 503 beyond the connection caps,
 //! 408/413/415/400 when the body is late, too large, in an unknown
-//! encoding or unreadable. A body that is not a method call gets a fault
+//! encoding or unreadable; 403, when the connection's client certificate
+//! did not verify, carries the reason as plain text. A body that is not a method call gets a fault
 //! with 200; the rest is handed to the dispatcher inside a `tracing` span
 //! naming the API version, method and caller.
 
@@ -106,16 +106,19 @@ impl Gate {
         match self.connections.admit(client.as_deref()) {
             Ok(slot) => {
                 data.insert(slot);
+                // Only admitted connections are watched (the watch holds a
+                // second descriptor); a refused one is answered 503 at its
+                // first request, which the HTTP server's own deadline bounds.
+                match Watch::start(stream.get_ref(), self.between_requests) {
+                    Ok(watch) => {
+                        data.insert(watch);
+                    }
+                    Err(error) => tracing::warn!(%error, "connection not watched"),
+                }
             }
             Err(refusal) => {
                 data.insert(refusal);
             }
-        }
-        match Watch::start(stream.get_ref(), self.between_requests) {
-            Ok(watch) => {
-                data.insert(watch);
-            }
-            Err(error) => tracing::warn!(%error, "connection not watched"),
         }
         data.insert(identity);
         data.insert(Connection {

@@ -158,7 +158,6 @@ fn wrapping_outside_chain(signature: Node<'_>, id: &str, covered: Option<Node<'_
     }
 }
 
-/// The only child `name` of the root: a second one is a wrapping attempt.
 /// An element as a message names it: `<name>`, with its namespace when it
 /// has one, so that a misplaced element never reads like the expected one.
 fn describe_element(node: Node<'_>) -> String {
@@ -168,6 +167,7 @@ fn describe_element(node: Node<'_>) -> String {
     }
 }
 
+/// The only child `name` of the root: a second one is a wrapping attempt.
 fn only_child<'d>(root: Node<'d>, name: &str) -> Result<Node<'d>, SfaError> {
     let mut found = root.children_named(None, name);
     let first = found.next().ok_or_else(|| {
