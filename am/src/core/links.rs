@@ -13,6 +13,7 @@ use rspec::manifest::ownership::same_urn;
 use rspec::manifest::urn_authority;
 use rspec::tree::Document;
 use rspec::view::{Interface, Ip, Link, Node, RSpec};
+use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
 /// The shell an `<execute>` without `shell` runs in.
@@ -30,8 +31,8 @@ pub struct LinkSliver {
     /// The link's `client_id`, the network's name.
     pub client_id: String,
     /// The IPv4 addresses the request asks for on the link's interfaces
-    /// (of every node), in document order: the link's network must hold
-    /// them.
+    /// (of every node), in the order of its `interface_ref`s: the link's
+    /// network must hold them.
     pub addresses: Vec<String>,
 }
 
@@ -81,6 +82,7 @@ pub fn plan_node(
         .links()
         .filter(|l| is_local_lan(l, authority))
         .collect();
+    let requested = interface_addresses(&root);
     let mut plan = services_of(&node);
     for interface in node.interfaces() {
         let Some(interface_id) = interface.client_id() else {
@@ -95,7 +97,7 @@ pub fn plan_node(
         };
         let ip = ipv4(&interface);
         let addresses = on_link
-            .map(|l| link_addresses(&root, l))
+            .map(|l| link_addresses(&requested, l))
             .unwrap_or_default();
         plan.nics.push(PlannedNic {
             interface: interface_id.into_owned(),
@@ -125,19 +127,21 @@ pub struct LinkRequest {
     pub client_id: String,
     /// The line of its `<link>`.
     pub line: u32,
-    /// The addresses requested on its interfaces, in document order.
+    /// The addresses requested on its interfaces, in the order of its
+    /// `interface_ref`s.
     pub addresses: Vec<String>,
 }
 
 /// The LANs of this aggregate (`authority`) in `root` that ask for
 /// addresses, in document order.
 pub fn requested_addresses(root: &RSpec<'_>, authority: &str) -> Vec<LinkRequest> {
+    let requested = interface_addresses(root);
     root.links()
         .filter(|l| is_local_lan(l, authority))
         .map(|l| LinkRequest {
             client_id: l.client_id().unwrap_or_default().into_owned(),
             line: l.line(),
-            addresses: link_addresses(root, &l),
+            addresses: link_addresses(&requested, &l),
         })
         .filter(|l| !l.addresses.is_empty())
         .collect()
@@ -187,17 +191,34 @@ fn ipv4<'a>(interface: &Interface<'a>) -> Option<Ip<'a>> {
         .find(|ip| ip.kind().is_none_or(|k| k.eq_ignore_ascii_case("ipv4")))
 }
 
-/// The IPv4 addresses requested on the interfaces `link` refers to, over
-/// every node of the request.
-fn link_addresses(root: &RSpec<'_>, link: &Link<'_>) -> Vec<String> {
-    let on_link = |id: &str| {
-        link.interface_refs()
-            .any(|r| r.client_id().as_deref() == Some(id))
-    };
-    root.nodes()
+/// The IPv4 address each interface of the request asks for, by the
+/// interface's `client_id` (the first interface of a `client_id` wins),
+/// read once per request so that resolving every link costs one lookup per
+/// `interface_ref`, however many nodes and links a request holds.
+fn interface_addresses(root: &RSpec<'_>) -> HashMap<String, String> {
+    let mut addresses = HashMap::new();
+    for interface in root
+        .nodes()
         .flat_map(|node| node.interfaces().collect::<Vec<_>>())
-        .filter(|i| i.client_id().is_some_and(|id| on_link(&id)))
-        .filter_map(|i| Some(ipv4(&i)?.address()?.trim().to_owned()))
+    {
+        let (Some(id), Some(address)) = (
+            interface.client_id(),
+            ipv4(&interface).and_then(|ip| ip.address()),
+        ) else {
+            continue;
+        };
+        addresses
+            .entry(id.into_owned())
+            .or_insert_with(|| address.trim().to_owned());
+    }
+    addresses
+}
+
+/// The IPv4 addresses requested on the interfaces `link` refers to, in
+/// the order of its `interface_ref`s, from the request's `requested`.
+fn link_addresses(requested: &HashMap<String, String>, link: &Link<'_>) -> Vec<String> {
+    link.interface_refs()
+        .filter_map(|r| requested.get(r.client_id()?.as_ref()).cloned())
         .collect()
 }
 
