@@ -210,3 +210,37 @@ fn a_sized_node_takes_capacity_in_the_backends_unit_and_shows_cores() {
         err.message
     );
 }
+
+#[test]
+fn slivers_of_an_earlier_release_count_their_capacity_in_the_backends_unit() {
+    use diesel::connection::SimpleConnection;
+    let f = fixture_with(&[cpu_share_host()]);
+    let p = principal(7);
+    let allocation =
+        f.am.allocate(&p, SLICE, &request(&["old"], "emulab-xen"))
+            .unwrap();
+    let urn = allocation.slivers[0].urn.clone();
+    // What an earlier release wrote: no granted size, the CPU in cores.
+    let mut sqlite = <diesel::SqliteConnection as diesel::Connection>::establish(&f.url).unwrap();
+    sqlite
+        .batch_execute("UPDATE slivers SET cores = NULL, ram_mb = NULL, cpus = 1;")
+        .unwrap();
+    let store = am::store::Store::open(&f.url, 2).unwrap();
+    assert_eq!(store.adopt_earlier_sizes().unwrap(), 1);
+    let row = store.sliver(&urn).unwrap().unwrap();
+    assert_eq!(
+        (row.cpus, row.cores, row.ram_mb),
+        (50, Some(1), Some(512)),
+        "half a CPU, one core"
+    );
+    assert_eq!(store.adopt_earlier_sizes().unwrap(), 0, "once");
+    // Counted in the host's unit again: three more half-CPU VMs fit, not 199.
+    for name in ["a", "b", "c"] {
+        f.am.allocate(&p, SLICE, &request(&[name], "emulab-xen"))
+            .unwrap();
+    }
+    let err =
+        f.am.allocate(&p, SLICE, &request(&["full"], "emulab-xen"))
+            .unwrap_err();
+    assert_eq!(err.code, GeniCode::InsufficientNodes, "{}", err.message);
+}

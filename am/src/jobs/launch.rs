@@ -45,6 +45,13 @@ pub enum LaunchError {
 pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
     super::inventory::store(&store, &backend.inventory()?, Utc::now())?;
+    let adopted = store.adopt_earlier_sizes()?;
+    if adopted > 0 {
+        tracing::info!(
+            slivers = adopted,
+            "slivers of an earlier release now count their capacity in the backend's unit"
+        );
+    }
     let threads = config.jobs.workers.saturating_add(5);
     let own = Store::open(&config.store.url, threads)?;
     let mut jobs_config = config.jobs.clone();

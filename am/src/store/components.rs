@@ -366,6 +366,52 @@ impl Store {
     pub fn components(&self) -> StoreResult<Vec<ComponentRow>> {
         self.read(all)
     }
+
+    /// Gives the live slivers an earlier release stored (no granted
+    /// `cores`) their granted size, and counts their capacity in their
+    /// component's unit: earlier releases counted an OpenNebula sliver's CPU
+    /// in cores, where hosts are now counted in hundredths of a CPU share.
+    /// Run once the components follow the backend (`serve` does it at
+    /// start); returns how many slivers changed.
+    pub fn adopt_earlier_sizes(&self) -> StoreResult<usize> {
+        self.write(|conn| {
+            let specs: HashMap<(String, String), SliverTypeSpec> = all(conn)?
+                .into_iter()
+                .flat_map(|c| {
+                    let id = c.id;
+                    c.details
+                        .sliver_types
+                        .into_iter()
+                        .map(move |t| ((id.clone(), t.name.clone()), t))
+                })
+                .collect();
+            let earlier: Vec<(String, String, String, i64, i64)> = slivers::table
+                .filter(slivers::cores.is_null())
+                .filter(slivers::allocation_state.ne(AllocationState::Unallocated.as_str()))
+                .select((
+                    slivers::urn,
+                    slivers::component_id,
+                    slivers::sliver_type,
+                    slivers::cpus,
+                    slivers::memory_mb,
+                ))
+                .load(conn)?;
+            for (urn, component, kind, cores, memory_mb) in &earlier {
+                let cpus = specs
+                    .get(&(component.clone(), kind.clone()))
+                    .map_or(*cores, |spec| spec.capacity_of(*cores));
+                diesel::update(slivers::table.find(urn))
+                    .set((
+                        slivers::cores.eq(Some(*cores)),
+                        slivers::ram_mb.eq(Some(*memory_mb)),
+                        slivers::cpus.eq(cpus),
+                        slivers::version.eq(slivers::version + 1),
+                    ))
+                    .execute(conn)?;
+            }
+            Ok(earlier.len())
+        })
+    }
 }
 
 impl SliverTypeSpec {
