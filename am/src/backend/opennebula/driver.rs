@@ -25,7 +25,7 @@
 
 use super::config::{OneConfig, OneConfigError, OneSliverType};
 use super::context::SliverContext;
-use super::docs::{self, DocError, HostDoc, TemplateDoc, VmDoc, VmPhase};
+use super::docs::{self, HostDoc, TemplateDoc, VmDoc, VmPhase};
 use super::names;
 use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
 use super::template::{ExtraTemplate, TemplateError};
@@ -35,6 +35,8 @@ use crate::backend::{
     NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
     VmState,
 };
+use failures::{gone, not_found, unexpected, unreadable, vm_error, vm_id};
+use reservation::{AddressBlock, reservation};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -807,72 +809,6 @@ impl From<TemplateError> for BackendError {
     }
 }
 
-/// The addresses a link reservation starts at and spans: from the lowest
-/// requested address, at least the configured size and far enough to hold
-/// the highest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct AddressBlock {
-    first: std::net::Ipv4Addr,
-    last: std::net::Ipv4Addr,
-    size: u32,
-}
-
-/// The template of a reservation `name` of `size` addresses, from the
-/// first of `block` when given (else where OpenNebula chooses).
-fn reservation(
-    name: &str,
-    size: u32,
-    block: Option<&AddressBlock>,
-) -> Result<String, BackendError> {
-    let mut template = ExtraTemplate::new();
-    template
-        .single("NAME", name)?
-        .single("SIZE", &size.to_string())?;
-    if let Some(block) = block {
-        template.single("IP", &block.first.to_string())?;
-    }
-    Ok(template.to_xml())
-}
-
-impl AddressBlock {
-    /// How many addresses from the first requested to the last.
-    fn span(&self) -> u32 {
-        u32::from(self.last) - u32::from(self.first) + 1
-    }
-
-    /// The block for `addresses` (`None` when there are none), refusing a
-    /// text that is not an IPv4 address.
-    fn holding(addresses: &[String], size: u32) -> Result<Option<AddressBlock>, BackendError> {
-        let mut parsed = Vec::with_capacity(addresses.len());
-        for text in addresses {
-            let ip = text.trim().parse::<std::net::Ipv4Addr>().map_err(|_| {
-                BackendError::Permanent(format!(
-                    "the requested link address `{text}` is not an IPv4 address"
-                ))
-            })?;
-            parsed.push(u32::from(ip));
-        }
-        let (Some(low), Some(high)) = (parsed.iter().min(), parsed.iter().max()) else {
-            return Ok(None);
-        };
-        Ok(Some(AddressBlock {
-            first: (*low).into(),
-            last: (*high).into(),
-            size: size.max(high - low + 1),
-        }))
-    }
-}
-
-impl std::fmt::Display for AddressBlock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        AddressRange {
-            first: self.first,
-            last: self.last,
-        }
-        .fmt(f)
-    }
-}
-
 /// A CPU share (`CPU`, e.g. `0.5`) in the unit of `HOST_SHARE/MAX_CPU`:
 /// hundredths of a CPU.
 fn cpu_share(cpu: f64) -> u32 {
@@ -900,53 +836,6 @@ fn context_netmask(context: &[(String, String)], nic_id: i64) -> Option<String> 
         .filter(|mask| !mask.is_empty())
 }
 
-fn vm_id(vm: &VmHandle) -> Result<i32, BackendError> {
-    vm.0.parse().map_err(|_| not_found_text(&vm.0))
-}
-
-fn not_found(id: i32) -> BackendError {
-    not_found_text(&id.to_string())
-}
-
-fn not_found_text(id: &str) -> BackendError {
-    BackendError::NotFound {
-        kind: "VM",
-        id: id.to_owned(),
-    }
-}
-
-/// A failure of a call about VM `id`: NO_EXISTS means the VM is gone.
-fn vm_error(err: RpcError, id: i32) -> BackendError {
-    if err.is_no_exists() {
-        not_found(id)
-    } else {
-        err.into()
-    }
-}
-
-fn gone(id: i32) -> VmObservation {
-    VmObservation {
-        state: VmState::Gone,
-        message: format!("OpenNebula VM {id} no longer exists"),
-        hostname: String::new(),
-        addresses: Vec::new(),
-    }
-}
-
-/// An answer of the wrong type for its method: a protocol mismatch, not
-/// worth retrying.
-fn unexpected(method: &str, answer: &Answer) -> RpcError {
-    RpcError::Fault {
-        method: method.to_owned(),
-        code: 0,
-        message: format!("unexpected answer {answer:?}"),
-    }
-}
-
-fn unreadable(err: DocError) -> BackendError {
-    BackendError::Permanent(err.to_string())
-}
-
 /// `major.minor` of a version string such as `6.10.0`.
 pub(super) fn parse_version(text: &str) -> Option<(u32, u32)> {
     let mut parts = text.trim().split('.');
@@ -965,5 +854,7 @@ fn granted_size(spec: &VmSpec, kind: &OneSliverType) -> VmSize {
     })
 }
 
+mod failures;
+mod reservation;
 #[cfg(test)]
 mod tests;
