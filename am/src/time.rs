@@ -1,12 +1,11 @@
-//! GENI times (AMAPI.md §2.17): lenient parsing of what clients send and the
+//! GENI times (the AM API's "Datetimes" rules) as the API takes and gives
+//! them, through the project's one reader and writer of times,
+//! `credentials::sfa::time`: lenient parsing of what clients send and the
 //! one format the AM emits, `YYYY-MM-DDTHH:MM:SSZ`.
-//!
-//! Accepted: RFC 3339 with `Z` or any offset (`+00:00`, `+0000`), lowercase
-//! `t`/`z`, a space instead of `T`, fractional seconds, no zone at all
-//! (read as UTC, as omni `--no-tz` and zone-less credential `<expires>`
-//! send), and the XML-RPC `dateTime.iso8601` form `20240501T12:00:00`.
+//! The spellings accepted are listed there.
 
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
+use credentials::sfa::time::{format_expiry, parse_expiry};
 
 /// A time that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,54 +14,15 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 )]
 pub struct TimeError(pub String);
 
-/// Zone-less layouts, tried after RFC 3339; the time is taken as UTC.
-const NAIVE_FORMATS: [&str; 3] = [
-    "%Y-%m-%dT%H:%M:%S%.f",
-    "%Y%m%dT%H:%M:%S%.f",
-    "%Y%m%dT%H%M%S%.f",
-];
-
-/// Layouts with an offset that RFC 3339 does not allow (`+0000`).
-const OFFSET_FORMATS: [&str; 2] = ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y%m%dT%H:%M:%S%.f%z"];
-
-/// Parses a client-supplied time leniently (see the module doc).
+/// Parses a client-supplied time leniently, as credentials' times are read
+/// (see the module doc).
 pub fn parse(text: &str) -> Result<DateTime<Utc>, TimeError> {
-    let normal = normalise(text);
-    if let Ok(t) = DateTime::parse_from_rfc3339(&normal) {
-        return Ok(t.with_timezone(&Utc));
-    }
-    for format in OFFSET_FORMATS {
-        if let Ok(t) = DateTime::parse_from_str(&normal, format) {
-            return Ok(t.with_timezone(&Utc));
-        }
-    }
-    let zoneless = normal.strip_suffix('Z').unwrap_or(&normal);
-    NAIVE_FORMATS
-        .iter()
-        .find_map(|format| NaiveDateTime::parse_from_str(zoneless, format).ok())
-        .map(|t| t.and_utc())
-        .ok_or_else(|| TimeError(text.to_owned()))
+    parse_expiry(text).ok_or_else(|| TimeError(text.to_owned()))
 }
 
 /// Formats `time` the one way the AM emits times: `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn format(time: &DateTime<Utc>) -> String {
-    time.format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// Trims, uppercases a lowercase `t` separator and `z` zone, and turns a
-/// space separator into `T`.
-fn normalise(text: &str) -> String {
-    let mut out: Vec<u8> = text.trim().as_bytes().to_vec();
-    let separator = out.iter().position(|&b| matches!(b, b'T' | b't' | b' '));
-    if let Some(i) = separator {
-        out[i] = b'T';
-    }
-    if let Some(last) = out.last_mut()
-        && *last == b'z'
-    {
-        *last = b'Z';
-    }
-    String::from_utf8(out).unwrap_or_default()
+    format_expiry(*time)
 }
 
 #[cfg(test)]

@@ -1,24 +1,60 @@
-//! Lenient reading of credential `<expires>` values: RFC 3339 with `Z` or an
-//! offset, lowercase `t`/`z`, a space instead of `T`, fractional seconds, no
-//! zone at all (UTC, as SFA issuers write it) and the XML-RPC
-//! `dateTime.iso8601` form `20240501T12:00:00`.
+//! GENI times (the AM API's "Datetimes" rules), read leniently in the one
+//! place the project reads them — credential `<expires>`, speaks-for
+//! statements, and the times clients send in calls (the aggregate wraps
+//! [`parse_expiry`]) — and written one way, `YYYY-MM-DDTHH:MM:SSZ`.
+//!
+//! Accepted: RFC 3339 with `Z` or any offset (`+00:00`, `+0000`), lowercase
+//! `t`/`z`, a space instead of `T`, fractional seconds, no zone at all
+//! (read as UTC, as SFA issuers write `<expires>` and omni `--no-tz` sends),
+//! and the XML-RPC `dateTime.iso8601` forms `20240501T12:00:00` and
+//! `20240501T120000`.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 
-/// Parses an expiry time; `None` if no accepted form matches.
+/// Zone-less layouts, tried after RFC 3339; the time is taken as UTC.
+const NAIVE_FORMATS: [&str; 3] = [
+    "%Y-%m-%dT%H:%M:%S%.f",
+    "%Y%m%dT%H:%M:%S%.f",
+    "%Y%m%dT%H%M%S%.f",
+];
+
+/// Layouts with an offset that RFC 3339 does not allow (`+0000`).
+const OFFSET_FORMATS: [&str; 2] = ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y%m%dT%H:%M:%S%.f%z"];
+
+/// Parses a GENI time leniently (see the module doc); `None` if no
+/// accepted form matches.
 pub fn parse_expiry(text: &str) -> Option<DateTime<Utc>> {
-    let mut normal = text.trim().to_ascii_uppercase();
-    if normal.as_bytes().get(10) == Some(&b' ') {
-        normal.replace_range(10..11, "T");
-    }
+    let normal = normalise(text);
     if let Ok(t) = DateTime::parse_from_rfc3339(&normal) {
         return Some(t.with_timezone(&Utc));
     }
-    let naive = normal.strip_suffix('Z').unwrap_or(&normal);
-    ["%Y-%m-%dT%H:%M:%S%.f", "%Y%m%dT%H:%M:%S%.f"]
+    if let Some(t) = OFFSET_FORMATS
         .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(naive, f).ok())
+        .find_map(|format| DateTime::parse_from_str(&normal, format).ok())
+    {
+        return Some(t.with_timezone(&Utc));
+    }
+    let zoneless = normal.strip_suffix('Z').unwrap_or(&normal);
+    NAIVE_FORMATS
+        .iter()
+        .find_map(|format| NaiveDateTime::parse_from_str(zoneless, format).ok())
         .map(|t| t.and_utc())
+}
+
+/// Trims, uppercases a lowercase `t` separator and `z` zone, and turns a
+/// space separator into `T`.
+fn normalise(text: &str) -> String {
+    let mut out: Vec<u8> = text.trim().as_bytes().to_vec();
+    let separator = out.iter().position(|&b| matches!(b, b'T' | b't' | b' '));
+    if let Some(i) = separator {
+        out[i] = b'T';
+    }
+    if let Some(last) = out.last_mut()
+        && *last == b'z'
+    {
+        *last = b'Z';
+    }
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Formats a time the way credentials are written (`YYYY-MM-DDTHH:MM:SSZ`).
