@@ -79,15 +79,21 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action(mut harnes
     assert_eq!(harness.cloud.vms_created(), 2, "no VM was created twice");
 }
 
-fn a_failed_boot_fails_the_sliver_with_the_backend_message(mut harness: Harness) {
-    let urns = provisioned(&mut harness);
+/// Provisions two slivers and fails the boot of the second: their URNs.
+fn second_boot_failed(harness: &mut Harness) -> Vec<String> {
+    let urns = provisioned(harness);
     let urn = &urns[1];
     harness.wait_state(urn, Op::NotReady);
     harness
         .cloud
         .fail_next_boot(urn, "the simulated guest kernel panicked");
     harness.act(urn, "geni_start", None);
-    let failed = harness.wait_state(urn, Op::Failed);
+    urns
+}
+
+fn a_failed_boot_fails_the_sliver_with_the_backend_message(mut harness: Harness) {
+    let urns = second_boot_failed(&mut harness);
+    let failed = harness.wait_state(&urns[1], Op::Failed);
     assert_eq!(failed.error, "the simulated guest kernel panicked");
     assert_eq!(
         harness.wait_state(&urns[0], Op::NotReady).error,
@@ -97,13 +103,8 @@ fn a_failed_boot_fails_the_sliver_with_the_backend_message(mut harness: Harness)
 }
 
 fn starting_a_failed_sliver_is_refused_at_once_and_leaves_it_failed(mut harness: Harness) {
-    let urns = provisioned(&mut harness);
+    let urns = second_boot_failed(&mut harness);
     let urn = &urns[1];
-    harness.wait_state(urn, Op::NotReady);
-    harness
-        .cloud
-        .fail_next_boot(urn, "the simulated guest kernel panicked");
-    harness.act(urn, "geni_start", None);
     harness.wait_state(urn, Op::Failed);
     let jobs_before = harness.store.jobs_of_sliver(urn).unwrap().len();
     for action in ["geni_start", "geni_restart"] {

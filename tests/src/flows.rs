@@ -27,7 +27,14 @@ pub struct Slice<'c> {
 impl Slice<'_> {
     /// Allocate `request` to the slice: every sliver `geni_allocated`.
     pub fn allocate(&mut self, request: &str) -> Envelope {
-        let reply = call(
+        let reply = self.try_allocate(request).ok();
+        assert_states(&reply.slivers(), "geni_allocated");
+        reply
+    }
+
+    /// Allocate `request` to the slice, whatever the answer.
+    pub fn try_allocate(&mut self, request: &str) -> Envelope {
+        call(
             self.client,
             "Allocate",
             vec![
@@ -37,9 +44,6 @@ impl Slice<'_> {
                 st(vec![]),
             ],
         )
-        .ok();
-        assert_states(&reply.slivers(), "geni_allocated");
-        reply
     }
 
     /// Provision `urns` with alice's key: every sliver `geni_provisioned`.

@@ -5,24 +5,33 @@
 
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::database::Store;
+use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn bench_runs_lifecycles() {
-    let aggregate = Aggregate::start(Store::Sqlite);
+/// Runs `geni-am bench` on `config` with `clients` clients of
+/// `lifecycles` lifecycles each; what it printed, once it succeeded.
+fn bench(config: &Path, clients: u32, lifecycles: u32) -> String {
     let output = Command::new(geni_am_tests::geni_am_bin())
         .arg("bench")
         .arg("--config")
-        .arg(aggregate.config())
-        .args(["--clients", "3", "--lifecycles", "2"])
+        .arg(config)
+        .args(["--clients", &clients.to_string()])
+        .args(["--lifecycles", &lifecycles.to_string()])
         .output()
         .expect("geni-am bench runs");
-    let report = String::from_utf8_lossy(&output.stdout);
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
         "bench failed:\n{report}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    report
+}
+
+#[test]
+fn bench_runs_lifecycles() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    let report = bench(aggregate.config(), 3, 2);
     for method in [
         "Allocate",
         "Provision",
@@ -65,19 +74,7 @@ fn bench_requests_a_sliver_type_the_aggregate_advertises_when_none_is_named() {
             kind.insert("name".into(), renamed.into());
         }
     });
-    let output = Command::new(geni_am_tests::geni_am_bin())
-        .arg("bench")
-        .arg("--config")
-        .arg(aggregate.config())
-        .args(["--clients", "1", "--lifecycles", "1"])
-        .output()
-        .expect("geni-am bench runs");
-    let report = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "bench failed:\n{report}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let report = bench(aggregate.config(), 1, 1);
     assert!(
         report.contains("1 lifecycles completed, 0 failed"),
         "totals:\n{report}"

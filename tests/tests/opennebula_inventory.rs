@@ -3,7 +3,7 @@
 //! scheduler counts them (CPU share and memory, less what other users'
 //! VMs hold) and advertised with the hypervisor oned reports.
 
-use geni_am_tests::calls::{call, creds, s, st, with_version};
+use geni_am_tests::calls::{call, creds, with_version};
 use geni_am_tests::database::Store;
 use geni_am_tests::opennebula as one;
 use geni_am_tests::requests;
@@ -43,16 +43,7 @@ fn half_cpu_vms_fill_a_host_as_the_scheduler_places_them(version: &str, store: S
     // CPU 0.5 each: 1.5 free CPUs take three (VCPU would count two, and
     // ignoring the other user's VM four).
     slice.allocate(&requests::vms(&["a", "b", "c"]));
-    let fourth = call(
-        slice.client,
-        "Allocate",
-        vec![
-            s(&slice.urn),
-            creds(&slice.credential),
-            s(&requests::vms(&["d"])),
-            st(vec![]),
-        ],
-    );
+    let fourth = slice.try_allocate(&requests::vms(&["d"]));
     assert_ne!(fourth.code, 0, "a fourth half-CPU VM allocated: {fourth:?}");
     assert!(
         fourth.output.contains("no component has room"),

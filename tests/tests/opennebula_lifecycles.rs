@@ -271,22 +271,13 @@ fn link_address_outside_the_parent(version: &str, store: Store) {
     let sim = one::start_sim(version);
     let aggregate = one::start_aggregate(store, &sim);
     let mut client = aggregate.client(3);
-    let slice = one::demo_slice(&aggregate, &mut client);
+    let mut slice = one::demo_slice(&aggregate, &mut client);
     let networks = sim.vnet_ids();
     let outside = requests::vms_on_lan(&["a", "b"]).replace(
         &format!("address=\"{}\"", requests::lan_address(0)),
         "address=\"10.9.9.9\"",
     );
-    let reply = call(
-        slice.client,
-        "Allocate",
-        vec![
-            s(&slice.urn),
-            creds(&slice.credential),
-            s(&outside),
-            st(vec![]),
-        ],
-    );
+    let reply = slice.try_allocate(&outside);
     assert_eq!(reply.code, 1, "BADARGS: {}", reply.output);
     for part in ["`lan0`", "10.9.9.9", "10.1.1.1–10.1.1.100"] {
         assert!(reply.output.contains(part), "{part} in: {}", reply.output);
@@ -302,7 +293,6 @@ fn link_address_outside_the_parent(version: &str, store: Store) {
     );
     assert!(one::vms(&sim).is_empty(), "no VM created");
     assert_eq!(sim.vnet_ids(), networks, "no network reserved");
-    let mut slice = slice;
     slice.allocate(&requests::vms_on_lan(&["a", "b"]));
 }
 

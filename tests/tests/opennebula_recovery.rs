@@ -9,7 +9,7 @@
 
 use chrono::{Duration, Utc};
 use geni_am_tests::aggregate::{DEMO_SLICE, set};
-use geni_am_tests::calls::{Sliver, call, creds, s, st};
+use geni_am_tests::calls::Sliver;
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::{Slice, urns};
 use geni_am_tests::opennebula::{self as one, DONE, RUNNING};
@@ -155,25 +155,13 @@ fn kill_during_destroy(version: &str, store: Store) {
     aggregate.restart();
     let restarted = Instant::now();
     let mut client = aggregate.client(3);
-    let (slice_urn, credential) = {
-        let slice = one::demo_slice(&aggregate, &mut client);
-        (slice.urn, slice.credential)
-    };
+    let mut slice = one::demo_slice(&aggregate, &mut client);
     // The deleted sliver holds the only room until its destroy job is
     // done; the restarted process takes that job up at once.
     let mut answer = None;
     let mut last = None;
     while restarted.elapsed() < StdDuration::from_secs(20) {
-        let reply = call(
-            &mut client,
-            "Allocate",
-            vec![
-                s(&slice_urn),
-                creds(&credential),
-                s(&requests::vms(&["second"])),
-                st(vec![]),
-            ],
-        );
+        let reply = slice.try_allocate(&requests::vms(&["second"]));
         if reply.code == 0 {
             answer = Some(reply);
             break;
