@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target of rspec, credentials and am for SECONDS
+# Runs every cargo-fuzz target of geni-rspec, geni-credentials and geni-am for SECONDS
 # each (default 60), one after the other, with the target's committed
 # seeds (<crate>/fuzz/seeds/<target>/) as an input corpus beside its
 # working corpus (<crate>/fuzz/corpus/<target>/, git-ignored). Inputs that
 # crash, leak, time out or run out of memory are copied into
-# <crate>/fuzz/regressions/<target>/, which am/tests/fuzz_replay.rs replays
+# <crate>/fuzz/regressions/<target>/, which geni-am/tests/fuzz_replay.rs replays
 # on every `cargo test`: commit them with the fix. Exit status 1 when any
 # target failed. Installs cargo-fuzz when missing (cargo-fuzz needs
 # nightly features; RUSTC_BOOTSTRAP=1 enables them on the stable toolchain).
@@ -21,7 +21,7 @@ only=("$@")
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
 
 failed=()
-for crate in rspec credentials am; do
+for crate in geni-rspec geni-credentials geni-am; do
   for target in $(cd "$crate" && cargo fuzz list); do
     if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $target "* ]]; then
       continue

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 
-cargo build --release --locked -p am
+cargo build --release --locked -p geni-am
 bin=target/release/geni-am
 dir=${GENI_AM_DEV_DIR:-dev-pki}
 

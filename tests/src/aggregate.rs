@@ -6,7 +6,7 @@
 //! same store, and a second process can share a PostgreSQL store.
 
 use crate::database::Store;
-use am::client::Client;
+use geni_am::client::Client;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -2,9 +2,9 @@
 //! (credential wrappers, option structs, URN lists), the GENI envelope
 //! `{code, value, output}` of an answer and the sliver-info structs in it.
 
-use am::client::Client;
-use am::xmlrpc::{self, Value};
 use base64::Engine;
+use geni_am::client::Client;
+use geni_am::xmlrpc::{self, Value};
 use std::collections::BTreeMap;
 use std::io::Read;
 
@@ -137,7 +137,7 @@ impl Sliver {
 
     /// `geni_expires` parsed.
     pub fn expires_at(&self) -> chrono::DateTime<chrono::Utc> {
-        am::time::parse(&self.expires)
+        geni_am::time::parse(&self.expires)
             .unwrap_or_else(|e| panic!("geni_expires {:?}: {e}", self.expires))
     }
 }

@@ -3,9 +3,9 @@
 //! an authority it does not trust.
 
 use chrono::{DateTime, Duration, Utc};
-use credentials::devca::{Authority, Identity};
-use credentials::privilege::Privilege;
-use credentials::sign::{Algorithms, CredentialSpec, issue, speaks_for};
+use geni_credentials::devca::{Authority, Identity};
+use geni_credentials::privilege::Privilege;
+use geni_credentials::sign::{Algorithms, CredentialSpec, issue, speaks_for};
 use std::path::{Path, PathBuf};
 
 /// The development authority of an aggregate directory and its user alice.
@@ -137,7 +137,7 @@ impl Default for Stranger {
 fn sign(
     ca: &Authority,
     owner: &Identity,
-    target: &[credentials::cert::GeniCert],
+    target: &[geni_credentials::cert::GeniCert],
     expires: DateTime<Utc>,
 ) -> String {
     let spec = CredentialSpec {

@@ -4,8 +4,8 @@
 //! the v2 calls on the development slice ([`V2Slice`]).
 
 use crate::calls::{Envelope, Sliver, call, creds, s, st, strs, users, with_version};
-use am::client::Client;
-use am::xmlrpc::Value;
+use geni_am::client::Client;
+use geni_am::xmlrpc::Value;
 use std::time::{Duration, Instant};
 
 /// An SSH public key the suites install with `geni_users`.

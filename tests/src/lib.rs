@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 /// The `geni-am` binary built by cargo for this workspace: `GENI_AM_BIN`
 /// when set, else the workspace's debug binary, built once per test
-/// process (`cargo build -p am --bin geni-am`) so the suites never run a
+/// process (`cargo build -p geni-am --bin geni-am`) so the suites never run a
 /// stale one.
 pub fn geni_am_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();

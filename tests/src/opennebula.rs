@@ -14,9 +14,11 @@ use crate::aggregate::{Aggregate, set};
 use crate::creds::DevAuthority;
 use crate::database::Store;
 use crate::flows::Slice;
-use am::backend::opennebula::docs::{self, VmDoc, VnetDoc};
-use am::backend::opennebula::names;
-use am::backend::opennebula::rpc::{Answer, ClientSettings, OneClient, OneRpc, Param, Session};
+use geni_am::backend::opennebula::docs::{self, VmDoc, VnetDoc};
+use geni_am::backend::opennebula::names;
+use geni_am::backend::opennebula::rpc::{
+    Answer, ClientSettings, OneClient, OneRpc, Param, Session,
+};
 use onesim::{Delays, OneSim, SimSettings};
 use std::time::{Duration, Instant};
 
@@ -152,7 +154,7 @@ pub fn start_aggregate_with(
 }
 
 /// A v3 view of the development slice with a credential valid for a week.
-pub fn demo_slice<'c>(aggregate: &Aggregate, client: &'c mut am::client::Client) -> Slice<'c> {
+pub fn demo_slice<'c>(aggregate: &Aggregate, client: &'c mut geni_am::client::Client) -> Slice<'c> {
     let (urn, credential) = DevAuthority::open(aggregate.dir())
         .slice_credential("demo", chrono::Utc::now() + chrono::Duration::days(7));
     Slice {

@@ -4,7 +4,7 @@
 //! timed, or answers read as HTTP status and XML-RPC fault.
 
 use crate::aggregate::Aggregate;
-use am::xmlrpc;
+use geni_am::xmlrpc;
 use openssl::ssl::{SslConnector, SslMethod, SslStream};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};

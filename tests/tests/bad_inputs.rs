@@ -4,9 +4,9 @@
 //! missing or unknown RSpec versions; unknown actions, slivers and slices;
 //! an unknown method is an XML-RPC fault.
 
-use am::client::Client;
-use am::xmlrpc::{Value, fault_code};
 use chrono::{Duration, Utc};
+use geni_am::client::Client;
+use geni_am::xmlrpc::{Value, fault_code};
 use geni_am_tests::aggregate::{Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{Envelope, call, creds, s, st, strs, with_version};
 use geni_am_tests::creds::{DevAuthority, Stranger};

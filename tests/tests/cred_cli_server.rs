@@ -6,9 +6,9 @@
 //! line, and both must agree on accepted, refused at the connection, or
 //! refused with the same GENI code.
 
-use am::client::Client;
-use am::xmlrpc::Value;
 use chrono::{Duration, Utc};
+use geni_am::client::Client;
+use geni_am::xmlrpc::Value;
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{envelope, s, sfa, st, strs, with_version};
 use geni_am_tests::creds::{DevAuthority, Stranger};

@@ -7,9 +7,9 @@
 //! link address outside the parent network refused at Allocate, and the
 //! operational actions.
 
-use am::xmlrpc::{self, Value};
 use base64::Engine;
 use chrono::{Duration, Utc};
+use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{ALICE, DEMO_SLICE};
 use geni_am_tests::calls::{call, creds, s, st, strs, users, with_version};
 use geni_am_tests::database::Store;
@@ -78,7 +78,9 @@ fn v3_lifecycle(version: &str, store: Store) {
     assert!(manifest.contains(ALICE_KEY), "alice's key: {manifest}");
 
     let until = Utc::now() + Duration::days(2);
-    let renewed = slice.renew(&[DEMO_SLICE], &am::time::format(&until)).ok();
+    let renewed = slice
+        .renew(&[DEMO_SLICE], &geni_am::time::format(&until))
+        .ok();
     assert_eq!(urns(&renewed.slivers()), sliver_urns);
 
     slice.delete(&[DEMO_SLICE]);
@@ -91,7 +93,7 @@ fn v3_lifecycle(version: &str, store: Store) {
 /// site's entry with its value) and carries `key` in `SSH_PUBLIC_KEY`.
 fn assert_keeps_template_context(
     sim: &OneSim,
-    vm: &am::backend::opennebula::docs::VmDoc,
+    vm: &geni_am::backend::opennebula::docs::VmDoc,
     key: &str,
 ) {
     let template_context = sim.with_cloud(|cloud| {
@@ -209,7 +211,7 @@ fn v2_lifecycle(version: &str, store: Store) {
     assert_eq!((vm.state, vm.lcm_state), (3, 3), "running: {vm:?}");
     assert_keeps_template_context(&sim, &vm, ALICE_KEY);
 
-    slice.renew(&am::time::format(&(Utc::now() + Duration::days(2))));
+    slice.renew(&geni_am::time::format(&(Utc::now() + Duration::days(2))));
     slice.delete();
     one::wait_terminated(&sim, &vm_urn);
     assert_ne!(slice.status().code, 0, "SliverStatus after DeleteSliver");

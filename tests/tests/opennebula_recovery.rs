@@ -88,7 +88,9 @@ fn expiry(version: &str, store: Store) {
     let (sliver_urns, link) = one::lan_up(&sim, &mut slice, &["e1", "e2"]);
 
     let soon = Utc::now() + Duration::seconds(3);
-    slice.renew(&[DEMO_SLICE], &am::time::format(&soon)).ok();
+    slice
+        .renew(&[DEMO_SLICE], &geni_am::time::format(&soon))
+        .ok();
     for urn in &sliver_urns {
         one::wait_terminated(&sim, urn);
     }

@@ -4,8 +4,8 @@
 //! two aggregate processes sharing one PostgreSQL database. Exactly one
 //! wins; the others are refused with a GENI code.
 
-use am::client::Client;
 use chrono::{Duration, Utc};
+use geni_am::client::Client;
 use geni_am_tests::aggregate::{Aggregate, set};
 use geni_am_tests::calls::{call, creds, s, st};
 use geni_am_tests::creds::DevAuthority;

@@ -105,7 +105,7 @@ fn restart_mid_lifecycle(store: Store) {
     assert_not_failed(&started.slivers());
     let ready = slice.wait_ready(&[DEMO_SLICE]).slivers();
     assert_eq!(urns(&ready), urns(&status_after));
-    let until = am::time::format(&(chrono::Utc::now() + chrono::Duration::days(2)));
+    let until = geni_am::time::format(&(chrono::Utc::now() + chrono::Duration::days(2)));
     let renewed = slice.renew(&[DEMO_SLICE], &until).ok();
     assert!(renewed.slivers().iter().all(|s| s.expires == until));
     assert_not_failed(&slice.status(&[DEMO_SLICE]).ok().slivers());

@@ -3,8 +3,8 @@
 //! verifies against the development CA, and calls without a client
 //! certificate or with one from an untrusted authority are refused.
 
-use am::client::{Client, ClientError};
-use am::xmlrpc::{self, Value};
+use geni_am::client::{Client, ClientError};
+use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::calls::{call, s, st};
 use geni_am_tests::creds::Stranger;

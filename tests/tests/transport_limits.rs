@@ -9,9 +9,9 @@
 //! wait for a delayed ACK, and the URLs a client may be given (`/am/3/`,
 //! the bare host) answer while others get a readable XML-RPC fault.
 
-use am::xmlrpc::{self, Value};
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{Aggregate, set};
 use geni_am_tests::calls::call;
 use geni_am_tests::creds::DevAuthority;

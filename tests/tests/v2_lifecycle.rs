@@ -3,9 +3,9 @@
 //! ListResources with `geni_slice_urn` (the manifest) → RenewSliver →
 //! DeleteSliver.
 
-use am::time;
-use am::xmlrpc::{self, Value};
 use chrono::{Duration, Utc};
+use geni_am::time;
+use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{call, s, st, users, with_version};
 use geni_am_tests::database::Store;

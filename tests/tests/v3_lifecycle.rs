@@ -6,9 +6,9 @@
 //! shorter, past the slice: refused, and clamped with `geni_extend_alap`)
 //! → Delete.
 
-use am::time;
-use am::xmlrpc::{self, Value};
 use chrono::{DateTime, Duration, Utc};
+use geni_am::time;
+use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{Envelope, call, creds, decompress, s, st, strs, with_version};
 use geni_am_tests::creds::DevAuthority;

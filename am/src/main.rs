@@ -1,8 +1,0 @@
-//! The `geni-am` binary: parses the command line and runs it.
-
-use clap::Parser;
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    am::cli::Cli::parse().run()
-}

@@ -1,0 +1,114 @@
+//! What the API layer adds to a call: ListResources answered through
+//! `Api::answer_body` (XML-RPC decode, credential check, advertisement,
+//! envelope, encode) against a baseline of the work it cannot avoid —
+//! verifying the same user credential and rendering the same
+//! advertisement — measured in the same run; GetVersion shows the cost of
+//! a call without credentials.
+//!
+//! `cargo bench -p geni-am --bench api_dispatch -- --warm-up-time 1 --measurement-time 3`
+
+use chrono::{TimeDelta, Utc};
+use criterion::{Criterion, criterion_group, criterion_main};
+use geni_am::api::{Api, Endpoints};
+use geni_am::backend::Compute;
+use geni_am::backend::components::component_rows;
+use geni_am::backend::sim::SimulatedCloud;
+use geni_am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
+use geni_am::core::{Aggregate, AggregateConfig, Policy};
+use geni_am::server::ApiVersion;
+use geni_am::store::Store;
+use geni_am::xmlrpc::{self, Value};
+use geni_credentials::devca::Authority;
+use geni_credentials::privilege::Privilege;
+use geni_credentials::sfa;
+use geni_credentials::sign::{self, Algorithms, CredentialSpec};
+use geni_credentials::trust::TrustStore;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Arc;
+
+const AUTHORITY: &str = "am.bench.example";
+
+fn string(text: &str) -> Value {
+    Value::String(text.into())
+}
+
+fn bench(c: &mut Criterion) {
+    let ca = Authority::root("ch.bench.example", "sa").unwrap();
+    let alice = ca.user("alice").unwrap();
+    let mut trust = TrustStore::new();
+    trust.add_root(ca.cert().clone());
+    let trust = Arc::new(trust);
+    let chain = trust.verify_chain(&alice.chain(), Utc::now()).unwrap();
+    let privileges = [Privilege::new("info", true)];
+    let credential = sign::issue(
+        &CredentialSpec {
+            owner: &alice.chain(),
+            target: &alice.chain(),
+            expires: Utc::now() + TimeDelta::days(1),
+            privileges: &privileges,
+        },
+        &ca.identity().signing_key(),
+        Algorithms::default(),
+    )
+    .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("am.sqlite").to_string_lossy(), 4).unwrap();
+    let sim: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
+    let cloud = SimulatedCloud::new(&sim, AUTHORITY).unwrap();
+    let rows = component_rows(&cloud.inventory().unwrap());
+    store.sync_components(&rows, Utc::now()).unwrap();
+    let config = AggregateConfig {
+        authority: AUTHORITY.into(),
+        am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
+        cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
+        policy: Policy::default(),
+        ssh: Default::default(),
+    };
+    let aggregate = Aggregate::new(store, config).unwrap();
+    let endpoints = Endpoints {
+        v2: "https://am.bench.example/am/2".into(),
+        v3: "https://am.bench.example/am/3".into(),
+    };
+    let api = Api::new(aggregate.clone(), Arc::clone(&trust), endpoints);
+
+    let wrapped = Value::Struct(BTreeMap::from([
+        ("geni_type".to_owned(), string("geni_sfa")),
+        ("geni_version".to_owned(), string("3")),
+        ("geni_value".to_owned(), string(&credential)),
+    ]));
+    let version = Value::Struct(BTreeMap::from([
+        ("type".to_owned(), string("GENI")),
+        ("version".to_owned(), string("3")),
+    ]));
+    let options = Value::Struct(BTreeMap::from([("geni_rspec_version".to_owned(), version)]));
+    let list =
+        xmlrpc::encode_call("ListResources", &[Value::Array(vec![wrapped]), options]).unwrap();
+    let get_version = xmlrpc::encode_call("GetVersion", &[]).unwrap();
+    let caller = alice.urn().clone();
+
+    let mut group = c.benchmark_group("api_dispatch");
+    group.bench_function("baseline: verify credential + advertisement", |b| {
+        b.iter(|| {
+            let request = sfa::Request {
+                caller: &caller,
+                target: None,
+                operation: None,
+                at: Utc::now(),
+            };
+            black_box(sfa::verify(credential.as_bytes(), &trust, &request).unwrap());
+            black_box(aggregate.advertisement(false).unwrap())
+        })
+    });
+    group.bench_function("ListResources via Api::answer_body", |b| {
+        b.iter(|| black_box(api.answer_body(ApiVersion::V3, &chain, list.as_bytes())))
+    });
+    group.bench_function("GetVersion via Api::answer_body", |b| {
+        b.iter(|| black_box(api.answer_body(ApiVersion::V3, &chain, get_version.as_bytes())))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

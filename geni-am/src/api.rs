@@ -1,0 +1,327 @@
+//! The AM API handlers (AMAPI.md §2 for v3, §3 for v2): a decoded call and
+//! the caller's verified certificate chain in, a GENI envelope out.
+//!
+//! [`Api`] is the server's [`Dispatch`]: it runs each call on the blocking
+//! pool (`actix_web::web::block`), because credential checks and the core
+//! are synchronous. An unknown method is an XML-RPC fault; everything else
+//! is an envelope `{code: {geni_code}, value, output}` whose code comes
+//! from the one mapping in [`errors`].
+
+pub mod args;
+pub mod auth;
+pub mod envelope;
+pub mod errors;
+mod v2;
+mod v3;
+pub mod version;
+
+pub use version::Endpoints;
+
+use crate::core::Aggregate;
+use crate::core::types::{Principal, Selector};
+use crate::geni::AmError;
+use crate::server::{ApiVersion, Dispatch, ReplyFuture};
+use crate::xmlrpc::{self, Call, Fault, Reply, Value, fault_code};
+use args::{Options, Params};
+use auth::{Check, Presented};
+use chrono::{DateTime, Utc};
+use errors::bad_argument;
+use geni_credentials::privilege;
+use geni_credentials::trust::{TrustStore, VerifiedChain};
+use geni_credentials::urn::Urn;
+use std::sync::Arc;
+
+/// Largest body [`Api::answer_body`] decodes (the server applies its own
+/// configured limit before dispatching).
+pub const BODY_LIMIT: usize = 64 << 20;
+
+/// What a handler returns: the value and the `output` text, or the error.
+type Outcome = Result<(Value, String), AmError>;
+
+/// The AM API: the aggregate, the trust roots credentials are checked
+/// against, and the endpoint URLs GetVersion advertises.
+#[derive(Clone)]
+pub struct Api {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    aggregate: Aggregate,
+    trust: Arc<TrustStore>,
+    endpoints: Endpoints,
+}
+
+impl Api {
+    /// The API over `aggregate`, checking credentials against `trust`.
+    pub fn new(aggregate: Aggregate, trust: Arc<TrustStore>, endpoints: Endpoints) -> Api {
+        Api {
+            inner: Arc::new(Inner {
+                aggregate,
+                trust,
+                endpoints,
+            }),
+        }
+    }
+
+    /// Answers `call` on the `version` endpoint from the client whose
+    /// verified chain is `caller` (synchronously; may block on the store).
+    pub fn answer(&self, version: ApiVersion, caller: &VerifiedChain, call: &Call) -> Reply {
+        let context = Context {
+            inner: &self.inner,
+            caller,
+            version,
+            at: Utc::now(),
+        };
+        let outcome = match version {
+            ApiVersion::V3 => v3::call(&context, &call.method, &call.params),
+            ApiVersion::V2 => v2::call(&context, &call.method, &call.params),
+        };
+        let Some(outcome) = outcome else {
+            return Err(Fault::new(
+                fault_code::METHOD_NOT_FOUND,
+                format!(
+                    "method {:?} is not part of AM API v{}",
+                    call.method,
+                    version.number()
+                ),
+            ));
+        };
+        if let Err(error) = &outcome {
+            tracing::info!(code = error.code.as_i32(), output = %error.message, "refused");
+        }
+        let envelope = envelope::envelope(outcome);
+        Ok(if call.method == "GetVersion" {
+            envelope::with_api(envelope, version.number())
+        } else {
+            envelope
+        })
+    }
+
+    /// Answers an XML-RPC request body with a response body: decoding,
+    /// [`Api::answer`] and encoding, faults included.
+    pub fn answer_body(&self, version: ApiVersion, caller: &VerifiedChain, body: &[u8]) -> String {
+        let call = match xmlrpc::decode_call(body, BODY_LIMIT) {
+            Ok(call) => call,
+            Err(error) => return xmlrpc::encode_fault(error.fault_code(), &error.to_string()),
+        };
+        match self.answer(version, caller, &call) {
+            Ok(value) => xmlrpc::encode_response(&value).unwrap_or_else(|e| {
+                xmlrpc::encode_fault(fault_code::INTERNAL_ERROR, &e.to_string())
+            }),
+            Err(fault) => xmlrpc::encode_fault(fault.code(), fault.string()),
+        }
+    }
+}
+
+impl Dispatch for Api {
+    fn dispatch(&self, version: ApiVersion, caller: Arc<VerifiedChain>, call: Call) -> ReplyFuture {
+        let api = self.clone();
+        Box::pin(async move {
+            actix_web::web::block(move || api.answer(version, &caller, &call))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(Fault::new(
+                        fault_code::INTERNAL_ERROR,
+                        format!("the aggregate could not run the call: {e}"),
+                    ))
+                })
+        })
+    }
+}
+
+/// One call being answered.
+struct Context<'a> {
+    inner: &'a Inner,
+    caller: &'a VerifiedChain,
+    version: ApiVersion,
+    at: DateTime<Utc>,
+}
+
+impl Context<'_> {
+    /// The aggregate.
+    fn aggregate(&self) -> &Aggregate {
+        &self.inner.aggregate
+    }
+
+    /// The GetVersion value of this endpoint.
+    fn get_version(&self) -> Outcome {
+        let value = version::value(
+            self.version.number(),
+            &self.inner.endpoints,
+            &self.aggregate().config().am_urn,
+        );
+        Ok((value, String::new()))
+    }
+
+    /// Checks the credentials at parameter `credentials` for the call,
+    /// which names `slice` (if known).
+    fn authorize(
+        &self,
+        params: &Params<'_>,
+        credentials: usize,
+        options: &Options<'_>,
+        slice: Option<&Urn>,
+    ) -> Result<Principal, AmError> {
+        let method = params.method();
+        let version = match self.version {
+            ApiVersion::V2 => privilege::ApiVersion::V2,
+            ApiVersion::V3 => privilege::ApiVersion::V3,
+        };
+        let requirement = privilege::requirement(version, method, slice.is_some())
+            .ok_or_else(|| AmError::error(format!("{method} has no privilege rule")))?;
+        let presented = Presented::read(method, params.get(credentials, "credentials")?)?;
+        let check = Check {
+            method,
+            requirement,
+            slice,
+            speaking_for: options.string("geni_speaking_for")?,
+            at: self.at,
+            anonymous_allowed: self.aggregate().config().policy.public_advertisement,
+        };
+        auth::authorize(&self.inner.trust, self.caller, &presented, &check)
+    }
+
+    /// Parameter `index` as a slice URN.
+    fn slice_arg(&self, params: &Params<'_>, index: usize) -> Result<Urn, AmError> {
+        slice_urn(params.method(), params.string(index, "slice_urn")?)
+    }
+
+    /// The `urns` argument at `index` (one slice URN, or slivers of one
+    /// slice) checked and authorised: the selection and who acts.
+    fn scope(
+        &self,
+        params: &Params<'_>,
+        index: usize,
+        options: &Options<'_>,
+    ) -> Result<(Selector, Principal), AmError> {
+        let method = params.method();
+        let urns = params.strings(index, "urns")?;
+        let (slices, slivers) = sort_urns(method, &urns)?;
+        if let Some(slice) = slices.first() {
+            let principal = self.authorize(params, index + 1, options, Some(slice))?;
+            return Ok((Selector::Slice(slice.to_string()), principal));
+        }
+        let mut owners: Vec<String> = Vec::new();
+        for urn in &slivers {
+            if let Some(row) = self.aggregate().store().sliver(urn.as_str())?
+                && !owners.contains(&row.slice_urn)
+            {
+                owners.push(row.slice_urn);
+            }
+        }
+        if owners.len() > 1 {
+            return Err(bad_argument(
+                method,
+                format!(
+                    "the slivers belong to several slices ({}); name slivers of one slice",
+                    owners.join(", ")
+                ),
+            ));
+        }
+        let known = owners.first().map(|s| slice_urn(method, s)).transpose()?;
+        let principal = self.authorize(params, index + 1, options, known.as_ref())?;
+        let slice = match known {
+            Some(slice) => slice.to_string(),
+            None => credential_slice(method, &principal)?,
+        };
+        Ok((
+            Selector::Slivers {
+                slice_urn: slice,
+                urns: slivers.iter().map(|u| u.to_string()).collect(),
+            },
+            principal,
+        ))
+    }
+}
+
+/// `text` as a slice URN; anything else is BADARGS.
+fn slice_urn(method: &str, text: &str) -> Result<Urn, AmError> {
+    let urn = Urn::parse(text.trim())
+        .map_err(|e| bad_argument(method, format!("`{text}` is not a URN: {e}")))?;
+    if !urn.type_text().eq_ignore_ascii_case("slice") {
+        return Err(bad_argument(
+            method,
+            format!("`{text}` is a {} URN, not a slice URN", urn.type_text()),
+        ));
+    }
+    Ok(urn)
+}
+
+/// Splits `urns` into slice and sliver URNs, refusing (BADARGS) an empty
+/// list, other URN types, several slices, and slices mixed with slivers.
+fn sort_urns(method: &str, urns: &[&str]) -> Result<(Vec<Urn>, Vec<Urn>), AmError> {
+    if urns.is_empty() {
+        return Err(bad_argument(
+            method,
+            "urns is empty; name one slice or slivers of one slice",
+        ));
+    }
+    let (mut slices, mut slivers) = (Vec::new(), Vec::new());
+    for text in urns {
+        let urn = Urn::parse(text.trim())
+            .map_err(|e| bad_argument(method, format!("`{text}` is not a URN: {e}")))?;
+        match urn.type_text().to_ascii_lowercase().as_str() {
+            "slice" => slices.push(urn),
+            "sliver" => slivers.push(urn),
+            other => {
+                return Err(bad_argument(
+                    method,
+                    format!("`{text}` is a {other} URN; name one slice or slivers of one slice"),
+                ));
+            }
+        }
+    }
+    if slices.len() > 1 {
+        return Err(bad_argument(method, "urns names several slices; name one"));
+    }
+    if !slices.is_empty() && !slivers.is_empty() {
+        return Err(bad_argument(
+            method,
+            "urns mixes a slice with slivers; name the slice or its slivers",
+        ));
+    }
+    Ok((slices, slivers))
+}
+
+/// The slice of the credential that authorised a call naming only
+/// slivers unknown here (the core then reports them as not found).
+fn credential_slice(method: &str, principal: &Principal) -> Result<String, AmError> {
+    principal
+        .slice_urn
+        .clone()
+        .filter(|target| slice_urn(method, target).is_ok())
+        .ok_or_else(|| {
+            errors::refused(
+                geni_credentials::refusal::RefusalKind::CredentialMismatch,
+                format!("{method}: the credential does not target a slice"),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urns_are_one_slice_or_slivers_of_one_kind() {
+        let slice = "urn:publicid:IDN+ch.example+slice+s1";
+        let other = "urn:publicid:IDN+ch.example+slice+s2";
+        let sliver = "urn:publicid:IDN+am.example+sliver+abc";
+        let code = |urns: &[&str]| sort_urns("Status", urns).err().map(|e| e.code.as_i32());
+        assert_eq!(code(&[slice]), None);
+        assert_eq!(code(&[sliver, sliver]), None);
+        assert_eq!(code(&[]), Some(1));
+        assert_eq!(code(&[slice, other]), Some(1));
+        assert_eq!(code(&[slice, sliver]), Some(1));
+        assert_eq!(code(&["urn:publicid:IDN+am.example+node+pc1"]), Some(1));
+        assert_eq!(code(&["not a urn"]), Some(1));
+    }
+
+    #[test]
+    fn slice_arguments_must_be_slice_urns() {
+        assert!(slice_urn("Allocate", "urn:publicid:IDN+ch.example+slice+s1").is_ok());
+        let e = slice_urn("Allocate", "urn:publicid:IDN+ch.example+user+alice").unwrap_err();
+        assert_eq!(e.code.as_i32(), 1);
+        assert!(e.message.contains("user URN"), "{}", e.message);
+    }
+}

@@ -1,0 +1,338 @@
+//! Manifests of slivers: each stored request document, pruned to the
+//! selected slivers' nodes and annotated with what the AM knows (sliver
+//! URN, the sliver type chosen for a node that named none, component,
+//! hostname, addresses, logins, users' keys) through `geni_rspec::manifest`,
+//! then merged into one document when the slivers came from several
+//! Allocates.
+
+use super::links::{interface_sliver_urn, link_sliver_urn};
+use super::merge;
+use super::{AggregateConfig, SshAccess};
+use crate::core::types::{AllocationState, SliverAnnotations, UserKeys};
+use crate::geni::AmError;
+use crate::store::slivers::SliverRow;
+use crate::store::{Conn, components, networks, slices};
+use geni_rspec::manifest::{
+    self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
+    NodeAnnotation, Ownership, Proxy, SshUser,
+};
+use geni_rspec::tree::Document;
+use geni_rspec::view::{Link, Node, RSpec};
+
+use std::collections::{BTreeSet, HashMap};
+
+/// The `vlantag` of a link whose network carries no tag, or does not
+/// exist yet (see [`annotate_links`]).
+const UNTAGGED: &str = "0";
+
+/// The manifest covering `rows` (all of slice `slice_urn`); the empty
+/// manifest when `rows` is empty.
+pub(super) fn render(
+    conn: &mut Conn,
+    config: &AggregateConfig,
+    slice_urn: &str,
+    rows: &[SliverRow],
+) -> Result<String, AmError> {
+    let doc = if rows.is_empty() {
+        builder::empty().map_err(manifest_error)?
+    } else {
+        build(conn, config, slice_urn, rows)?
+    };
+    String::from_utf8(doc.to_bytes())
+        .map_err(|_| AmError::error("the manifest is not UTF-8 (a stored request was damaged)"))
+}
+
+/// Builds and merges the manifests of the requests `rows` came from.
+fn build(
+    conn: &mut Conn,
+    config: &AggregateConfig,
+    slice_urn: &str,
+    rows: &[SliverRow],
+) -> Result<Document, AmError> {
+    let users = slices::users(conn, slice_urn)?;
+    let names: HashMap<String, String> = components::all(conn)?
+        .into_iter()
+        .map(|c| (c.id, c.name))
+        .collect();
+    let vlans: HashMap<String, i64> = networks::of_slice(conn, slice_urn)?
+        .into_iter()
+        .filter_map(|n| Some((n.tag, n.vlan_tag?)))
+        .collect();
+    let mut ids: Vec<String> = rows.iter().map(|r| r.request_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut merged: Option<Document> = None;
+    for request in slices::requests_by_id(conn, &ids)? {
+        let group: Vec<&SliverRow> = rows.iter().filter(|r| r.request_id == request.id).collect();
+        let mut doc = Document::parse(request.document.as_bytes()).map_err(|e| {
+            AmError::error(format!("stored request {} does not parse: {e}", request.id))
+        })?;
+        let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
+        let mut annotations = annotate(&group, &users, &names, &interfaces, &config.ssh)?;
+        annotate_links(&doc, config, &request.id, &vlans, &mut annotations)?;
+        let manifest =
+            builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
+        merged = Some(match merged {
+            None => manifest,
+            Some(mut base) => {
+                merge::append_owned(&mut base, &manifest, &config.cm_urn)?;
+                base
+            }
+        });
+    }
+    merged.ok_or_else(|| AmError::error("the slivers' request documents are missing"))
+}
+
+/// Removes this AM's nodes that have no sliver in `group` (deleted ones, or
+/// ones not selected); returns the interface `client_id`s of each node kept,
+/// by node `client_id`, in document order.
+fn prune(
+    doc: &mut Document,
+    cm: &str,
+    group: &[&SliverRow],
+) -> Result<HashMap<String, Vec<String>>, AmError> {
+    let keep: BTreeSet<&str> = group.iter().map(|r| r.client_id.as_str()).collect();
+    let (drop, interfaces) = {
+        let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
+        let owned = Ownership::of(&root, cm);
+        let mut drop = Vec::new();
+        let mut interfaces = HashMap::new();
+        for &id in &owned.nodes {
+            let node = Node::new(doc, id);
+            match node.client_id().filter(|c| keep.contains(c.as_ref())) {
+                Some(client_id) => {
+                    let names = node
+                        .interfaces()
+                        .filter_map(|i| i.client_id().map(|c| c.into_owned()))
+                        .collect();
+                    interfaces.insert(client_id.into_owned(), names);
+                }
+                None => drop.push(id),
+            }
+        }
+        (drop, interfaces)
+    };
+    for id in drop {
+        doc.remove(id);
+    }
+    Ok(interfaces)
+}
+
+/// The annotations of `group`: sliver URN and component for every sliver;
+/// hostname, interfaces (sliver URN, MAC, addresses), logins and users'
+/// keys once provisioned.
+fn annotate(
+    group: &[&SliverRow],
+    users: &[UserKeys],
+    names: &HashMap<String, String>,
+    interfaces: &HashMap<String, Vec<String>>,
+    ssh: &SshAccess,
+) -> Result<Annotations, AmError> {
+    let mut out = Annotations::default();
+    for row in group {
+        let observed = row.annotations()?;
+        let provisioned = row.allocation()? == AllocationState::Provisioned;
+        let mut node = NodeAnnotation {
+            sliver_id: row.urn.clone(),
+            sliver_type: Some(row.sliver_type.clone()),
+            size: row.granted_size(),
+            component_id: Some(row.component_id.clone()),
+            component_name: names.get(&row.component_id).cloned(),
+            exclusive: Some(row.exclusive),
+            ..NodeAnnotation::default()
+        };
+        if provisioned {
+            node.hostname = observed.hostname.clone();
+            (node.logins, node.proxy) = access(&observed, users, ssh);
+            node.users = users
+                .iter()
+                .map(|u| SshUser {
+                    login: login_name(&u.urn),
+                    user_urn: Some(u.urn.clone()),
+                    public_keys: u.keys.clone(),
+                })
+                .collect();
+            for client_id in interfaces.get(&row.client_id).into_iter().flatten() {
+                let seen = observed
+                    .interfaces
+                    .iter()
+                    .find(|i| &i.client_id == client_id);
+                out.interfaces.insert(
+                    client_id.clone(),
+                    InterfaceAnnotation {
+                        sliver_id: Some(interface_sliver_urn(&row.urn, client_id)),
+                        mac_address: seen.and_then(|i| i.mac_address.clone()),
+                        ips: seen
+                            .map(|i| i.ips.iter().map(|(a, m)| ip_address(a, m)).collect())
+                            .unwrap_or_default(),
+                        ..InterfaceAnnotation::default()
+                    },
+                );
+            }
+        }
+        out.nodes.insert(row.client_id.clone(), node);
+    }
+    Ok(out)
+}
+
+/// An IPv4 `<ip>`; an empty netmask is left out.
+fn ip_address(address: &str, netmask: &str) -> IpAddress {
+    let mut ip = IpAddress::ipv4(address, netmask);
+    if netmask.is_empty() {
+        ip.netmask = None;
+    }
+    ip
+}
+
+/// Gives every link of this AM a sliver URN, stable for its request
+/// (`<request id>.<client_id>`), and the VLAN tag of its network from
+/// `vlans` (by link sliver URN, as the backend reported it). A link whose
+/// network is untagged or not created yet gets `0`: the manifest schema
+/// requires a `vlantag` on every link, and no VLAN carries it yet.
+fn annotate_links(
+    doc: &Document,
+    config: &AggregateConfig,
+    request_id: &str,
+    vlans: &HashMap<String, i64>,
+    out: &mut Annotations,
+) -> Result<(), AmError> {
+    let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
+    for id in Ownership::of(&root, &config.cm_urn).links {
+        let Some(client_id) = Link::new(doc, id).client_id() else {
+            continue;
+        };
+        let sliver_id = link_sliver_urn(&config.authority, request_id, &client_id);
+        let vlantag = vlans
+            .get(&sliver_id)
+            .map_or_else(|| UNTAGGED.to_owned(), i64::to_string);
+        out.links.insert(
+            client_id.to_string(),
+            LinkAnnotation {
+                sliver_id: Some(sliver_id),
+                vlantag: Some(vlantag),
+            },
+        );
+    }
+    Ok(())
+}
+
+/// The logins of a node and its SSH proxy. Through a gateway: one login
+/// per user on the gateway, and a proxy from the gateway to the VM's
+/// address. Directly: the logins the backend reported, else one per user
+/// on the node's hostname.
+fn access(
+    observed: &SliverAnnotations,
+    users: &[UserKeys],
+    ssh: &SshAccess,
+) -> (Vec<Login>, Option<Proxy>) {
+    let per_user = |host: &str, port: u16| {
+        login_names(users)
+            .iter()
+            .map(|login| Login::ssh(host, port, login))
+            .collect()
+    };
+    if let Some((gateway, gateway_port)) = &ssh.gateway {
+        let target = observed.address.as_ref().or(observed.hostname.as_ref());
+        let user = users
+            .first()
+            .map(|u| format!("{}@", login_name(&u.urn)))
+            .unwrap_or_default();
+        let proxy = target.map(|target| Proxy {
+            proxy: format!("{user}{gateway}:{gateway_port}"),
+            target: format!("{user}{target}:{}", ssh.port),
+        });
+        return (per_user(gateway, *gateway_port), proxy);
+    }
+    if !observed.logins.is_empty() {
+        let logins = observed
+            .logins
+            .iter()
+            .map(|l| Login::ssh(&l.hostname, l.port, &l.username))
+            .collect();
+        return (logins, None);
+    }
+    match &observed.hostname {
+        Some(host) => (per_user(host, ssh.port), None),
+        None => (Vec::new(), None),
+    }
+}
+
+/// The account name of a user: the name part of the user URN, lowercased,
+/// other characters than `[a-z0-9_-]` replaced by `_` (the same rule the
+/// backend uses to create accounts).
+pub fn login_name(user_urn: &str) -> String {
+    let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
+    let login = sanitize(&name.to_ascii_lowercase(), |c| matches!(c, '_' | '-'), '_');
+    if login.is_empty() {
+        "geni".to_owned()
+    } else {
+        login
+    }
+}
+
+/// The distinct logins of `users` in order of first appearance: users
+/// whose URNs map to the same login name share that account.
+pub fn login_names(users: &[UserKeys]) -> Vec<String> {
+    let mut logins: Vec<String> = Vec::new();
+    for user in users {
+        let login = login_name(&user.urn);
+        if !logins.contains(&login) {
+            logins.push(login);
+        }
+    }
+    logins
+}
+
+/// `text` with every character other than ASCII letters, digits and those
+/// `extra` accepts replaced by `with`.
+pub(super) fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || extra(c) {
+                c
+            } else {
+                with
+            }
+        })
+        .collect()
+}
+
+/// `text` as the name part of a URN: ASCII letters, digits, `.`, `-` and
+/// `_` kept, anything else becomes `-`.
+pub fn urn_name(text: &str) -> String {
+    sanitize(text, |c| matches!(c, '.' | '-' | '_'), '-')
+}
+
+/// A manifest builder failure on stored data: an internal error.
+fn manifest_error(e: builder::ManifestError) -> AmError {
+    AmError::error(format!("cannot build the manifest: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn login_names_come_from_the_user_urn() {
+        assert_eq!(
+            login_name("urn:publicid:IDN+ch.geni.net+user+Alice"),
+            "alice"
+        );
+        assert_eq!(login_name("urn:publicid:IDN+x+user+j.doe"), "j_doe");
+        assert_eq!(login_name(""), "geni");
+    }
+
+    #[test]
+    fn users_with_the_same_login_name_share_one_login() {
+        let user = |urn: &str| UserKeys {
+            urn: urn.into(),
+            keys: Vec::new(),
+        };
+        let users = [
+            user("urn:publicid:IDN+ch.geni.net+user+alice"),
+            user("urn:publicid:IDN+ch.geni.net+user+bob"),
+            user("urn:publicid:IDN+emulab.net+user+Alice"),
+        ];
+        assert_eq!(login_names(&users), ["alice", "bob"]);
+    }
+}

@@ -1,0 +1,123 @@
+//! Which slivers a call's `urns` mean (AMAPI.md §2.1, §2.18): a slice URN
+//! is every live sliver of the slice; sliver URNs must each name a live,
+//! unexpired sliver of that slice (else SEARCHFAILED); a URN of another
+//! type (e.g. `+node+`) is BADARGS.
+
+use crate::core::types::Selector;
+use crate::geni::AmError;
+use crate::store::slices::{self, SliceRow};
+use crate::store::slivers::{self, SliverRow};
+use crate::store::{Conn, to_unix};
+use chrono::{DateTime, Utc};
+use geni_credentials::urn::Urn;
+
+/// The slice and slivers a selector names.
+pub(super) struct Selection {
+    /// The slice, if known here.
+    pub slice: Option<SliceRow>,
+    /// The selected live slivers, oldest first.
+    pub slivers: Vec<SliverRow>,
+    /// Whether the whole slice was named.
+    pub whole_slice: bool,
+}
+
+impl Selection {
+    /// Fails with SEARCHFAILED when nothing is selected.
+    pub fn require_slivers(&self, slice_urn: &str) -> Result<(), AmError> {
+        if self.slivers.is_empty() {
+            return Err(AmError::search_failed(format!(
+                "slice {slice_urn} has no slivers at this aggregate"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Fails with FORBIDDEN when the slice was shut down.
+    pub fn require_not_shut_down(&self) -> Result<(), AmError> {
+        match &self.slice {
+            Some(slice) => require_not_shut_down(slice, "it can no longer be changed"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Fails with FORBIDDEN, naming who shut the slice down and `consequence`,
+/// when `slice` was shut down.
+pub(super) fn require_not_shut_down(slice: &SliceRow, consequence: &str) -> Result<(), AmError> {
+    if !slice.shut_down {
+        return Ok(());
+    }
+    let by = slice
+        .shut_down_by
+        .as_deref()
+        .map(|urn| format!(" by {urn}"))
+        .unwrap_or_default();
+    Err(AmError::forbidden(format!(
+        "slice {} was shut down{by} (Shutdown); {consequence}",
+        slice.urn
+    )))
+}
+
+/// Resolves `selector` at `now` (expired slivers count as gone).
+pub(super) fn resolve(
+    conn: &mut Conn,
+    selector: &Selector,
+    now: DateTime<Utc>,
+) -> Result<Selection, AmError> {
+    let slice_urn = selector.slice_urn();
+    let slice = slices::find(conn, slice_urn)?;
+    let unexpired = |s: &SliverRow| s.expires_at > to_unix(&now);
+    match selector {
+        Selector::Slice(_) => {
+            let slivers = slivers::live_in_slice(conn, slice_urn)?
+                .into_iter()
+                .filter(unexpired)
+                .collect();
+            Ok(Selection {
+                slice,
+                slivers,
+                whole_slice: true,
+            })
+        }
+        Selector::Slivers { urns, .. } => {
+            let mut found: Vec<SliverRow> = Vec::with_capacity(urns.len());
+            for urn in urns {
+                check_sliver_urn(urn)?;
+                if found.iter().any(|s| s.urn == *urn) {
+                    continue;
+                }
+                let row = slivers::find(conn, urn)?
+                    .filter(|s| s.slice_urn == slice_urn)
+                    .filter(|s| {
+                        s.allocation().ok()
+                            != Some(crate::core::types::AllocationState::Unallocated)
+                    })
+                    .filter(unexpired)
+                    .ok_or_else(|| {
+                        AmError::search_failed(format!(
+                            "no sliver {urn} in slice {slice_urn} (unknown, deleted or expired)"
+                        ))
+                    })?;
+                found.push(row);
+            }
+            Ok(Selection {
+                slice,
+                slivers: found,
+                whole_slice: false,
+            })
+        }
+    }
+}
+
+/// Fails with BADARGS unless `urn` is a sliver URN.
+fn check_sliver_urn(urn: &str) -> Result<(), AmError> {
+    let parsed =
+        Urn::parse(urn).map_err(|e| AmError::bad_args(format!("`{urn}` is not a URN: {e}")))?;
+    if !parsed.type_text().eq_ignore_ascii_case("sliver") {
+        return Err(AmError::bad_args(format!(
+            "`{urn}` is a {} URN; name the slice or its slivers (…+sliver+…)",
+            parsed.type_text()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,353 @@
+//! The aggregate's state: diesel over SQLite (a file, the default) or
+//! PostgreSQL (a `postgres://` URL), one portable schema (`geni-am/migrations/`,
+//! embedded and applied by [`Store::open`]), an r2d2 pool.
+//!
+//! Query functions take a [`Conn`] so the core can compose several in one
+//! transaction ([`Store::write`]); the `impl Store` blocks of the
+//! submodules wrap the ones the backend workers call on their own.
+//!
+//! Concurrency: on SQLite every write transaction starts with
+//! `BEGIN IMMEDIATE` (one writer at a time, waiting up to the busy
+//! timeout); on PostgreSQL an allocation first locks the component rows
+//! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
+//! Allocates — also from several processes — see each other's reservations.
+
+pub mod components;
+pub mod events;
+pub mod jobs;
+pub mod link_ranges;
+pub mod networks;
+pub mod outage;
+pub mod retention;
+mod schema;
+pub mod slices;
+pub mod slivers;
+pub mod upkeep;
+
+use chrono::{DateTime, Utc};
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::pg::PgConnection;
+use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection, R2D2Connection};
+use diesel::sqlite::SqliteConnection;
+use diesel::{Connection, RunQueryDsl};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use std::time::Duration;
+
+/// The schema, applied at [`Store::open`].
+const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+
+/// How long a SQLite writer waits for another one before giving up.
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 30_000;
+
+/// Advisory lock key that serialises schema migrations of several
+/// processes starting on one PostgreSQL database.
+const PG_MIGRATION_LOCK: i64 = 0x6765_6e69_616d;
+
+/// A connection to either database.
+#[derive(diesel::MultiConnection)]
+pub enum Conn {
+    /// A SQLite file.
+    Sqlite(SqliteConnection),
+    /// A PostgreSQL server.
+    Postgres(PgConnection),
+}
+
+/// What the store could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be opened.
+    #[error("cannot open the store at {url}: {message}")]
+    Open {
+        /// The URL or path given (without password).
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// No pooled connection became free in time.
+    #[error("no database connection available: {0}")]
+    Pool(#[from] r2d2::PoolError),
+    /// A query failed.
+    #[error("database error: {0}")]
+    Query(#[from] diesel::result::Error),
+    /// Applying the schema failed.
+    #[error("cannot apply the database schema: {0}")]
+    Migration(String),
+    /// A row holds a value the AM never writes (edited by hand, or from a
+    /// newer version).
+    #[error("corrupt {what} in the store: `{value}`")]
+    Corrupt {
+        /// Which column.
+        what: &'static str,
+        /// The value found.
+        value: String,
+    },
+}
+
+impl StoreError {
+    /// True when the failure is contention (a locked SQLite file, a
+    /// PostgreSQL serialisation failure or deadlock): retrying may succeed.
+    pub fn is_busy(&self) -> bool {
+        use diesel::result::{DatabaseErrorKind, Error};
+        match self {
+            Self::Pool(_) => true,
+            Self::Query(Error::DatabaseError(kind, info)) => {
+                matches!(kind, DatabaseErrorKind::SerializationFailure)
+                    || info.message().contains("database is locked")
+                    || info.message().contains("deadlock")
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Result of store functions.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The pooled store; cheap to clone, shared by every thread.
+#[derive(Clone)]
+pub struct Store {
+    pool: Pool<Manager>,
+    postgres: bool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("postgres", &self.postgres)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens the store at `url` (a SQLite path, optionally `sqlite://`, or
+    /// a `postgres://`/`postgresql://` URL) with a pool of `max_connections`,
+    /// and applies the schema. Several processes may open the same store.
+    pub fn open(url: &str, max_connections: u32) -> StoreResult<Store> {
+        let manager = Manager::new(url);
+        let postgres = manager.postgres;
+        // One connection up front, so a bad URL fails now with its reason
+        // rather than after the pool's timeout.
+        manager.connect().map_err(|e| StoreError::Open {
+            url: redact(url),
+            message: e.to_string(),
+        })?;
+        let pool = Pool::builder()
+            .max_size(max_connections.max(1))
+            .min_idle(Some(0))
+            .connection_timeout(Duration::from_secs(30))
+            .build_unchecked(manager);
+        let store = Store { pool, postgres };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// True when the store is PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.postgres
+    }
+
+    /// A pooled connection, for reads outside a transaction.
+    pub fn conn(&self) -> StoreResult<PooledConnection<Manager>> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite),
+    /// committing when it returns `Ok` and rolling back otherwise.
+    pub fn write<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut conn = self.conn()?;
+        let conn: &mut Conn = &mut conn;
+        match conn {
+            Conn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
+            Conn::Postgres(c) => AnsiTransactionManager::begin_transaction(c),
+        }
+        .map_err(StoreError::from)?;
+        match f(conn) {
+            Ok(value) => {
+                Conn::commit_transaction(conn).map_err(StoreError::from)?;
+                Ok(value)
+            }
+            Err(error) => {
+                if let Err(rollback) = Conn::rollback_transaction(conn) {
+                    tracing::warn!(%rollback, "rollback failed");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Runs `f` in one read transaction (a consistent snapshot).
+    pub fn read<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut conn = self.conn()?;
+        conn.transaction(|c| f(c).map_err(TxError::Inner))
+            .map_err(|e| match e {
+                TxError::Inner(e) => e,
+                TxError::Db(e) => E::from(StoreError::Query(e)),
+            })
+    }
+
+    /// Applies pending migrations, one process at a time.
+    fn migrate(&self) -> StoreResult<()> {
+        self.write(|conn| {
+            if let Conn::Postgres(c) = conn {
+                diesel::sql_query(format!("SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK})"))
+                    .execute(c)?;
+            }
+            conn.run_pending_migrations(MIGRATIONS)
+                .map(|_| ())
+                .map_err(|e| StoreError::Migration(e.to_string()))
+        })
+    }
+}
+
+/// An error inside [`Store::read`]: the caller's or the transaction's.
+enum TxError<E> {
+    Inner(E),
+    Db(diesel::result::Error),
+}
+
+impl<E> From<diesel::result::Error> for TxError<E> {
+    fn from(e: diesel::result::Error) -> Self {
+        Self::Db(e)
+    }
+}
+
+/// Opens connections of the kind the URL names, with SQLite set up for
+/// concurrent use (WAL, busy timeout, foreign keys).
+#[derive(Debug)]
+pub struct Manager {
+    url: String,
+    postgres: bool,
+}
+
+impl Manager {
+    fn new(url: &str) -> Self {
+        let url = url.trim();
+        let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
+        let url = if postgres {
+            url.to_owned()
+        } else {
+            url.strip_prefix("sqlite://").unwrap_or(url).to_owned()
+        };
+        Self { url, postgres }
+    }
+}
+
+impl ManageConnection for Manager {
+    type Connection = Conn;
+    type Error = r2d2::Error;
+
+    fn connect(&self) -> Result<Conn, r2d2::Error> {
+        if self.postgres {
+            return PgConnection::establish(&self.url)
+                .map(Conn::Postgres)
+                .map_err(r2d2::Error::ConnectionError);
+        }
+        let mut conn =
+            SqliteConnection::establish(&self.url).map_err(r2d2::Error::ConnectionError)?;
+        conn.batch_execute(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};"))
+            .and_then(|()| enable_wal(&mut conn))
+            .and_then(|()| {
+                conn.batch_execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            })
+            .map_err(r2d2::Error::QueryError)?;
+        Ok(Conn::Sqlite(conn))
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), r2d2::Error> {
+        conn.ping().map_err(r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        conn.is_broken()
+    }
+}
+
+/// Switches the SQLite file to write-ahead logging. While another
+/// connection holds a lock (several processes opening a new file
+/// together), SQLite refuses the switch with "database is locked" at once
+/// instead of waiting for the busy timeout, so it is retried until that
+/// timeout has passed.
+fn enable_wal(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
+    let deadline =
+        std::time::Instant::now() + Duration::from_millis(u64::from(SQLITE_BUSY_TIMEOUT_MS));
+    loop {
+        match conn.batch_execute("PRAGMA journal_mode = WAL;") {
+            Err(error)
+                if error.to_string().contains("database is locked")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done => return done,
+        }
+    }
+}
+
+/// `url` without a password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// A time as stored: unix seconds.
+pub fn to_unix(time: &DateTime<Utc>) -> i64 {
+    time.timestamp()
+}
+
+/// A stored time back as a date (out-of-range values clamp to the epoch).
+pub fn from_unix(seconds: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(seconds, 0).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_kept_out_of_messages() {
+        assert_eq!(
+            redact("postgres://am:secret@db.example.org/am"),
+            "postgres://am:***@db.example.org/am"
+        );
+        assert_eq!(
+            redact("/var/lib/geni-am/am.sqlite"),
+            "/var/lib/geni-am/am.sqlite"
+        );
+    }
+
+    #[test]
+    fn urls_choose_the_database() {
+        assert!(Manager::new("postgres://x/y").postgres);
+        assert!(Manager::new("postgresql://x/y").postgres);
+        let sqlite = Manager::new("sqlite:///tmp/a.db");
+        assert!(!sqlite.postgres);
+        assert_eq!(sqlite.url, "/tmp/a.db");
+    }
+
+    #[test]
+    fn opening_a_directory_that_does_not_exist_names_the_path() {
+        let err = Store::open("/nonexistent-dir/x/am.sqlite", 1).unwrap_err();
+        assert!(
+            err.to_string().contains("/nonexistent-dir/x/am.sqlite"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unix_seconds_round_trip() {
+        let t = from_unix(1_714_564_800);
+        assert_eq!(to_unix(&t), 1_714_564_800);
+    }
+}

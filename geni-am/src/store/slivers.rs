@@ -1,0 +1,438 @@
+//! Slivers: one row per node the AM handed out, from Allocate until the
+//! retention period after Delete (URNs are
+//! UUIDs, so they are never reused).
+//!
+//! The core reads and writes them inside its transactions; the backend
+//! workers report what they do and observe through the `impl Store`
+//! methods here. Every write raises the sliver's version, and an
+//! observation of the backend is recorded only over the version it was
+//! taken against ([`Store::record_observation`]): an observation older
+//! than another writer's transition never moves the sliver back.
+
+use super::schema::slivers;
+use super::{Conn, Store, StoreError, StoreResult, events, from_unix, jobs, to_unix};
+use crate::core::types::{AllocationState, OperationalState, SliverAnnotations, SliverInfo};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+/// A sliver as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable, AsChangeset)]
+#[diesel(table_name = slivers, treat_none_as_null = true)]
+pub struct SliverRow {
+    /// `urn:publicid:IDN+<authority>+sliver+<uuid>`.
+    pub urn: String,
+    /// Its slice.
+    pub slice_urn: String,
+    /// The request document it came from.
+    pub request_id: String,
+    /// The node's `client_id` in that request.
+    pub client_id: String,
+    /// The component it is placed on.
+    pub component_id: String,
+    /// Sliver type name.
+    pub sliver_type: String,
+    /// Disk image URN, when the request named one.
+    pub disk_image: Option<String>,
+    /// CPUs reserved.
+    pub cpus: i64,
+    /// Memory reserved (MiB).
+    pub memory_mb: i64,
+    /// Whether it holds its component exclusively.
+    pub exclusive: bool,
+    /// [`AllocationState`] name.
+    pub allocation_state: String,
+    /// [`OperationalState`] name.
+    pub operational_state: String,
+    /// Expiry of the current allocation state (unix seconds).
+    pub expires_at: i64,
+    /// Last error, empty if none.
+    pub error: String,
+    /// [`SliverAnnotations`] as JSON.
+    pub annotations: String,
+    /// Created (unix seconds).
+    pub created_at: i64,
+    /// Raised by every write ([`save`]); compared by the writes that must
+    /// not overwrite a change made since the row was read.
+    #[diesel(skip_update)]
+    pub version: i64,
+    /// When it was deleted (unix seconds), `None` while it is live.
+    pub deleted_at: Option<i64>,
+    /// Disk size granted (GB), when the request sized the disk.
+    pub disk_gb: Option<i64>,
+    /// Cores (VCPUs) granted; `None` on rows of earlier releases, whose
+    /// `cpus` counted cores.
+    pub cores: Option<i64>,
+    /// Memory granted (MiB); `None` on rows of earlier releases, whose
+    /// `memory_mb` held it.
+    pub ram_mb: Option<i64>,
+}
+
+impl SliverRow {
+    /// The size granted at Allocate (cores, memory, disk when sized), as
+    /// the VM is created and the manifest shows it (also after a failure
+    /// released its capacity).
+    pub fn granted_size(&self) -> Option<geni_rspec::view::VmSize> {
+        Some(geni_rspec::view::VmSize {
+            cores: u32::try_from(self.cores.unwrap_or(self.cpus)).ok()?,
+            ram_mb: u64::try_from(self.ram_mb.unwrap_or(self.memory_mb)).ok()?,
+            disk_gb: self.disk_gb.and_then(|gb| u64::try_from(gb).ok()),
+        })
+    }
+
+    /// The allocation state.
+    pub fn allocation(&self) -> StoreResult<AllocationState> {
+        AllocationState::parse(&self.allocation_state).ok_or_else(|| StoreError::Corrupt {
+            what: "slivers.allocation_state",
+            value: self.allocation_state.clone(),
+        })
+    }
+
+    /// The operational state.
+    pub fn operational(&self) -> StoreResult<OperationalState> {
+        OperationalState::parse(&self.operational_state).ok_or_else(|| StoreError::Corrupt {
+            what: "slivers.operational_state",
+            value: self.operational_state.clone(),
+        })
+    }
+
+    /// The expiry as a date.
+    pub fn expires(&self) -> DateTime<Utc> {
+        from_unix(self.expires_at)
+    }
+
+    /// What the backend reported.
+    pub fn annotations(&self) -> StoreResult<SliverAnnotations> {
+        serde_json::from_str(&self.annotations).map_err(|_| StoreError::Corrupt {
+            what: "slivers.annotations",
+            value: self.annotations.clone(),
+        })
+    }
+
+    /// The sliver-info report of this sliver.
+    pub fn info(&self) -> StoreResult<SliverInfo> {
+        Ok(SliverInfo {
+            urn: self.urn.clone(),
+            client_id: self.client_id.clone(),
+            allocation: self.allocation()?,
+            operational: self.operational()?,
+            expires: self.expires(),
+            error: self.error.clone(),
+        })
+    }
+
+    /// Sets both states.
+    pub fn set_states(&mut self, allocation: AllocationState, operational: OperationalState) {
+        self.allocation_state = allocation.as_str().to_owned();
+        self.operational_state = operational.as_str().to_owned();
+    }
+}
+
+/// The allocation-state names of slivers that hold resources.
+fn live_states() -> [&'static str; 2] {
+    [
+        AllocationState::Allocated.as_str(),
+        AllocationState::Provisioned.as_str(),
+    ]
+}
+
+/// Stores a new sliver.
+pub fn insert(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
+    diesel::insert_into(slivers::table)
+        .values(row)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Writes every column of `row` back and raises the version.
+pub fn save(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
+    diesel::update(slivers::table.find(&row.urn))
+        .set((row, slivers::version.eq(slivers::version + 1)))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Writes `row` back, raising the version, only if no one wrote the
+/// sliver since `row` was read (its version is still `row.version`);
+/// true when written.
+fn save_if_unchanged(conn: &mut Conn, row: &SliverRow) -> StoreResult<bool> {
+    let unchanged = slivers::table
+        .find(&row.urn)
+        .filter(slivers::version.eq(row.version));
+    let written = diesel::update(unchanged)
+        .set((row, slivers::version.eq(slivers::version + 1)))
+        .execute(conn)?;
+    Ok(written == 1)
+}
+
+/// The sliver `urn`, in whatever state (also unallocated).
+pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliverRow>> {
+    Ok(slivers::table.find(urn).first(conn).optional()?)
+}
+
+/// The slice's slivers that hold resources (allocated or provisioned),
+/// oldest first.
+pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::slice_urn.eq(slice_urn))
+        .filter(slivers::allocation_state.eq_any(live_states()))
+        .order((slivers::created_at, slivers::client_id))
+        .load(conn)?)
+}
+
+/// Every sliver of `slice_urn`, deleted ones included.
+pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::slice_urn.eq(slice_urn))
+        .order(slivers::created_at)
+        .load(conn)?)
+}
+
+/// Every sliver holding resources.
+pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::allocation_state.eq_any(live_states()))
+        .order((slivers::created_at, slivers::urn))
+        .load(conn)?)
+}
+
+/// Live slivers whose current state expired at or before `now`.
+pub fn expired(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(slivers::allocation_state.eq_any(live_states()))
+        .filter(slivers::expires_at.le(to_unix(&now)))
+        .order(slivers::expires_at)
+        .load(conn)?)
+}
+
+/// What a worker reports about a sliver: logged as event `kind` with
+/// `detail` at `now`.
+struct Report<'a> {
+    now: DateTime<Utc>,
+    kind: &'a str,
+    detail: &'a str,
+}
+
+/// Updates one live sliver with `change` and logs `report`; returns false
+/// when the sliver is unknown or no longer live (deleted slivers are never
+/// changed).
+fn update_live(
+    store: &Store,
+    urn: &str,
+    report: Report<'_>,
+    change: impl FnOnce(&mut SliverRow),
+) -> StoreResult<bool> {
+    store.write(|conn| {
+        let Some(mut row) = find(conn, urn)? else {
+            return Ok(false);
+        };
+        if row.allocation()? == AllocationState::Unallocated {
+            return Ok(false);
+        }
+        change(&mut row);
+        save(conn, &row)?;
+        events::append(
+            conn,
+            report.now,
+            Some(&row.slice_urn),
+            Some(urn),
+            report.kind,
+            report.detail,
+        )?;
+        Ok(true)
+    })
+}
+
+/// `annotations` as stored.
+fn annotations_json(annotations: &SliverAnnotations) -> StoreResult<String> {
+    serde_json::to_string(annotations).map_err(|e| StoreError::Corrupt {
+        what: "slivers.annotations",
+        value: e.to_string(),
+    })
+}
+
+/// What a worker saw of a sliver's VM, to be recorded over the sliver as
+/// it was read before looking ([`Store::record_observation`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// The operational state the sliver moves to.
+    pub state: OperationalState,
+    /// The error it carries then (empty unless `geni_failed`).
+    pub error: String,
+    /// Manifest annotations built from what was seen; `None` keeps the
+    /// stored ones.
+    pub annotations: Option<SliverAnnotations>,
+}
+
+impl Store {
+    /// Records `observation` of the sliver `read` (the row as read before
+    /// the backend was asked) if no one wrote the sliver since: a job's
+    /// transition made after the observation was taken (a start moving
+    /// it to `geni_configuring`) wins, and the stale observation is
+    /// dropped with a log line. Returns true when recorded; false when
+    /// stale or the sliver was deleted.
+    pub fn record_observation(
+        &self,
+        read: &SliverRow,
+        observation: &Observation,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let mut row = read.clone();
+        row.operational_state = observation.state.as_str().to_owned();
+        row.error.clone_from(&observation.error);
+        if let Some(annotations) = &observation.annotations {
+            row.annotations = annotations_json(annotations)?;
+        }
+        self.write(|conn| {
+            if row.allocation()? == AllocationState::Unallocated || !save_if_unchanged(conn, &row)?
+            {
+                let current = find(conn, &row.urn)?;
+                tracing::info!(
+                    sliver = %row.urn,
+                    observed = observation.state.as_str(),
+                    read_as = %read.operational_state,
+                    now = current.as_ref().map_or("deleted", |c| c.operational_state.as_str()),
+                    "observation dropped: the sliver changed after it was taken"
+                );
+                return Ok(false);
+            }
+            let (kind, detail) = match observation.state {
+                OperationalState::Failed => ("failed", observation.error.as_str()),
+                state => ("operational_state", state.as_str()),
+            };
+            events::append(
+                conn,
+                now,
+                Some(&row.slice_urn),
+                Some(&row.urn),
+                kind,
+                detail,
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Records the operational state a job moved a live sliver to (and
+    /// clears its error unless the state is `geni_failed`). Returns false
+    /// when the sliver is gone.
+    pub fn set_operational_state(
+        &self,
+        urn: &str,
+        state: OperationalState,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let report = Report {
+            now,
+            kind: "operational_state",
+            detail: state.as_str(),
+        };
+        update_live(self, urn, report, |row| {
+            row.operational_state = state.as_str().to_owned();
+            if state != OperationalState::Failed {
+                row.error.clear();
+            }
+        })
+    }
+
+    /// Records what the backend reported about a live sliver's resources
+    /// (backend id, hostname, addresses, logins).
+    pub fn set_annotations(
+        &self,
+        urn: &str,
+        annotations: &SliverAnnotations,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let json = annotations_json(annotations)?;
+        let report = Report {
+            now,
+            kind: "annotations",
+            detail: &json,
+        };
+        update_live(self, urn, report, |row| row.annotations = json.clone())
+    }
+
+    /// Marks a live sliver `geni_failed` with `error` for the experimenter.
+    pub fn fail_sliver(&self, urn: &str, error: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        self.fail(urn, error, false, now)
+    }
+
+    /// Fails the sliver `urn` whose VM was never created (its creation
+    /// was refused): it holds no capacity any more, so what it reserved
+    /// is free for other requests at once.
+    pub fn fail_unbuilt_sliver(
+        &self,
+        urn: &str,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        self.fail(urn, error, true, now)
+    }
+
+    /// Marks a live sliver failed, releasing its capacity if `release`.
+    fn fail(&self, urn: &str, error: &str, release: bool, now: DateTime<Utc>) -> StoreResult<bool> {
+        let report = Report {
+            now,
+            kind: "failed",
+            detail: error,
+        };
+        update_live(self, urn, report, |row| {
+            row.operational_state = OperationalState::Failed.as_str().to_owned();
+            row.error = error.to_owned();
+            if release {
+                (row.cpus, row.memory_mb, row.exclusive) = (0, 0, false);
+            }
+        })
+    }
+
+    /// The sliver `urn` in any state.
+    pub fn sliver(&self, urn: &str) -> StoreResult<Option<SliverRow>> {
+        self.read(|conn| find(conn, urn))
+    }
+
+    /// Every live sliver (for the poller and the reconciler).
+    pub fn live_slivers(&self) -> StoreResult<Vec<SliverRow>> {
+        self.read(live)
+    }
+
+    /// Live slivers expired at or before `now`.
+    pub fn expired_slivers(&self, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
+        self.read(|conn| expired(conn, now))
+    }
+}
+
+/// Deallocates `row` (Delete, expiry): it becomes `geni_unallocated`; a
+/// destroy job is queued when it was provisioned (it has a VM), and its
+/// capacity stays taken until that job is done (see
+/// [`super::components::usage`]), else it is free at once; and the event `kind` is logged with `detail`. Returns
+/// the row as saved, still carrying its previous expiry.
+pub fn unallocate(
+    conn: &mut Conn,
+    mut row: SliverRow,
+    kind: &str,
+    detail: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<SliverRow> {
+    let provisioned = row.allocation()? == AllocationState::Provisioned;
+    row.allocation_state = AllocationState::Unallocated.as_str().to_owned();
+    row.deleted_at = Some(to_unix(&now));
+    save(conn, &row)?;
+    if provisioned {
+        let payload = serde_json::json!({ "reason": kind });
+        jobs::enqueue(
+            conn,
+            jobs::JobKind::Destroy,
+            &row.slice_urn,
+            Some(&row.urn),
+            &payload,
+            now,
+        )?;
+    }
+    events::append(
+        conn,
+        now,
+        Some(&row.slice_urn),
+        Some(&row.urn),
+        kind,
+        detail,
+    )?;
+    Ok(row)
+}

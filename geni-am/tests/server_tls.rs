@@ -1,0 +1,248 @@
+//! The HTTPS server in process, with a stub dispatcher that echoes the
+//! verified caller: client certificates are required and must chain to
+//! the trust roots (intermediates sent by the client accepted, GENI
+//! namespace rule applied, legacy SHA-1/1024-bit accepted), the verified
+//! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
+//! faults readable by XML-RPC clients, keep-alive) behaves.
+
+use geni_am::client::{Client, ClientError};
+use geni_am::config::ServerConfig;
+use geni_am::server::{self, ApiVersion, Dispatch, ReplyFuture, RunningServer};
+use geni_am::xmlrpc::{self, Call, Fault, Value, as_str, fault_code, member};
+use geni_credentials::devca::{Authority, Defect, Identity};
+use geni_credentials::trust::{TrustStore, VerifiedChain};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Answers `Echo` with the API version, the caller URN and the chain length.
+struct Echo;
+
+impl Dispatch for Echo {
+    fn dispatch(&self, version: ApiVersion, caller: Arc<VerifiedChain>, call: Call) -> ReplyFuture {
+        let reply = match call.method.as_str() {
+            "Echo" => Ok(Value::Struct(BTreeMap::from([
+                ("api".to_owned(), Value::Integer(version.number() as i32)),
+                (
+                    "caller".to_owned(),
+                    Value::String(caller.leaf_urn().unwrap().to_string()),
+                ),
+                (
+                    "chain".to_owned(),
+                    Value::Integer(caller.certificates().len() as i32),
+                ),
+                ("params".to_owned(), Value::Array(call.params)),
+            ]))),
+            other => Err(Fault::new(
+                fault_code::METHOD_NOT_FOUND,
+                format!("no {other}"),
+            )),
+        };
+        Box::pin(std::future::ready(reply))
+    }
+}
+
+/// A server with its PKI: the root CA (trusted), an untrusted CA, files in `dir`.
+struct Setup {
+    dir: tempfile::TempDir,
+    root: Authority,
+    server: RunningServer,
+}
+
+impl Setup {
+    fn new(body_limit: usize) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Authority::root("geni-am.test", "sa").unwrap();
+        root.server("am", &["localhost", "127.0.0.1"])
+            .unwrap()
+            .write_pem(dir.path(), "am")
+            .unwrap();
+        std::fs::create_dir(dir.path().join("trusted")).unwrap();
+        std::fs::write(dir.path().join("trusted/ca.pem"), root.cert().to_pem()).unwrap();
+        std::fs::write(dir.path().join("ca.pem"), root.cert().to_pem()).unwrap();
+        let config = ServerConfig {
+            listen: "127.0.0.1:0".into(),
+            public_url: "https://localhost".into(),
+            cert: dir.path().join("am-cert.pem"),
+            key: dir.path().join("am-key.pem"),
+            trust_roots: dir.path().join("trusted"),
+            body_limit,
+            workers: 1,
+            keep_alive_secs: 30,
+            shutdown_timeout_secs: 1,
+            request_timeout_secs: 30,
+            max_connections: 64,
+            max_connections_per_client: 16,
+        };
+        let trust = Arc::new(TrustStore::from_dir(&config.trust_roots).unwrap());
+        let server = server::spawn(&config, trust, Arc::new(Echo)).unwrap();
+        Setup { dir, root, server }
+    }
+
+    fn url(&self, version: u32) -> String {
+        format!("https://localhost:{}/am/{version}", self.server.addr.port())
+    }
+
+    /// Writes an identity's chain and key and returns their paths.
+    fn files(&self, identity: &Identity, stem: &str) -> (PathBuf, PathBuf) {
+        identity.write_pem(self.dir.path(), stem).unwrap()
+    }
+
+    fn client(&self, identity: &Identity, stem: &str, version: u32) -> Client {
+        let (cert, key) = self.files(identity, stem);
+        let ca = self.dir.path().join("ca.pem");
+        Client::new(&self.url(version), &cert, &key, Some(ca.as_path())).unwrap()
+    }
+}
+
+fn echo(client: &mut Client) -> Result<Value, ClientError> {
+    Ok(client
+        .call("Echo", &[Value::String("hello".into())])?
+        .expect("Echo is answered"))
+}
+
+#[test]
+fn a_trusted_client_reaches_the_dispatcher_with_its_verified_chain() {
+    let setup = Setup::new(1 << 20);
+    let alice = setup.root.user("alice").unwrap();
+    for version in [3, 2] {
+        let mut client = setup.client(&alice, "alice", version);
+        let value = echo(&mut client).unwrap();
+        assert_eq!(member(&value, "api"), Some(&Value::Integer(version as i32)));
+        assert_eq!(
+            member(&value, "caller").and_then(as_str),
+            Some("urn:publicid:IDN+geni-am.test+user+alice")
+        );
+        assert_eq!(member(&value, "chain"), Some(&Value::Integer(2)));
+        assert_eq!(
+            member(&value, "params"),
+            Some(&Value::Array(vec![Value::String("hello".into())]))
+        );
+    }
+}
+
+#[test]
+fn an_intermediate_sent_in_the_handshake_completes_the_chain() {
+    let setup = Setup::new(1 << 20);
+    let ma = setup.root.intermediate("ma", "ma").unwrap();
+    let bob = ma.user("bob").unwrap();
+    let value = echo(&mut setup.client(&bob, "bob", 3)).unwrap();
+    assert_eq!(
+        member(&value, "caller").and_then(as_str),
+        Some("urn:publicid:IDN+geni-am.test:ma+user+bob")
+    );
+    assert_eq!(member(&value, "chain"), Some(&Value::Integer(3)));
+}
+
+#[test]
+fn a_legacy_sha1_1024_bit_certificate_from_a_trusted_root_is_accepted() {
+    let setup = Setup::new(1 << 20);
+    let old = setup.root.defective("oldtimer", Defect::Legacy).unwrap();
+    let value = echo(&mut setup.client(&old, "old", 3)).unwrap();
+    assert_eq!(
+        member(&value, "caller").and_then(as_str),
+        Some("urn:publicid:IDN+geni-am.test+user+oldtimer")
+    );
+}
+
+#[test]
+fn a_certificate_from_an_untrusted_ca_fails_the_handshake() {
+    let setup = Setup::new(1 << 20);
+    let stranger = Authority::root("elsewhere.test", "sa").unwrap();
+    let mallory = stranger.user("mallory").unwrap();
+    let error = echo(&mut setup.client(&mallory, "mallory", 3)).unwrap_err();
+    assert!(
+        matches!(error, ClientError::Tls(_) | ClientError::Io { .. }),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_certificate_outside_its_issuers_namespace_is_refused_with_the_reason() {
+    let setup = Setup::new(1 << 20);
+    let outsider = setup.root.defective("eve", Defect::WrongNamespace).unwrap();
+    let error = echo(&mut setup.client(&outsider, "eve", 3)).unwrap_err();
+    let ClientError::Status { status, body } = error else {
+        panic!("expected a 403, got {error}");
+    };
+    assert_eq!(status, 403);
+    assert!(body.contains("not an authority for"), "{body}");
+}
+
+/// Connects with OpenSSL directly, presenting no certificate, and sends a call.
+fn call_without_certificate(addr: std::net::SocketAddr) -> Result<String, String> {
+    use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
+    use std::io::{Read, Write};
+    let mut builder = SslConnector::builder(SslMethod::tls_client()).unwrap();
+    builder.set_verify(SslVerifyMode::NONE);
+    let tcp = std::net::TcpStream::connect(addr).unwrap();
+    let mut tls = builder
+        .build()
+        .connect("localhost", tcp)
+        .map_err(|e| e.to_string())?;
+    let body = "<methodCall><methodName>Echo</methodName></methodCall>";
+    let request = format!(
+        "POST /am/3 HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tls.write_all(request.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    tls.read_to_string(&mut answer).map_err(|e| e.to_string())?;
+    Ok(answer)
+}
+
+#[test]
+fn a_client_without_a_certificate_gets_no_answer() {
+    let setup = Setup::new(1 << 20);
+    let outcome = call_without_certificate(setup.server.addr);
+    assert!(
+        outcome.as_ref().is_err() || outcome.as_ref().is_ok_and(|a| a.is_empty()),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn routes_body_limit_faults_and_keep_alive() {
+    let setup = Setup::new(4096);
+    let alice = setup.root.user("alice").unwrap();
+    let mut client = setup.client(&alice, "alice", 3);
+    for (method, path, status) in [("GET", "/am/3", 405), ("POST", "/am/1", 404)] {
+        let refused = client.send(method, path, b"x").unwrap();
+        assert_eq!(refused.status, status, "{method} {path}");
+        let fault = xmlrpc::decode_response(&refused.body, 1 << 20)
+            .unwrap()
+            .unwrap_err();
+        assert!(fault.string().contains("/am/3"), "{}", fault.string());
+    }
+    let big = vec![b' '; 5000];
+    assert_eq!(client.send("POST", "/am/3", &big).unwrap().status, 413);
+
+    let fault = client.call("Nope", &[]).unwrap().unwrap_err();
+    assert_eq!(fault.code(), fault_code::METHOD_NOT_FOUND);
+    let malformed = client
+        .send("POST", "/am/3", b"<methodCall><methodName>x")
+        .unwrap();
+    assert_eq!(malformed.status, 200);
+    let text = String::from_utf8(malformed.body).unwrap();
+    assert!(
+        text.contains("<fault>") && text.contains("not well-formed XML"),
+        "{text}"
+    );
+
+    let mut fresh = setup.client(&alice, "alice", 3);
+    for _ in 0..5 {
+        echo(&mut fresh).unwrap();
+    }
+    assert_eq!(fresh.connections(), 1, "every call reused one connection");
+}
+
+#[test]
+fn stopping_the_server_refuses_new_connections() {
+    let setup = Setup::new(1 << 20);
+    let addr = setup.server.addr;
+    let Setup { server, dir, .. } = setup;
+    server.stop();
+    assert!(std::net::TcpStream::connect(addr).is_err());
+    drop(dir);
+}

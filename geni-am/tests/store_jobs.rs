@@ -1,0 +1,277 @@
+//! The job queue: claims in creation order with a lease, only by the
+//! holder finished, retried or failed; an expired lease lets another
+//! worker claim the job again; the jobs of one sliver are claimed one at
+//! a time in order, a deferral is no attempt and a destroy supersedes the
+//! queued jobs of its sliver; due destructions go first and the end of an
+//! outage wakes the jobs in backoff; concurrent claimers (threads with their own
+//! pools, on SQLite and PostgreSQL) never get the same job.
+
+mod core_support;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use core_support::*;
+use geni_am::store::Store;
+use geni_am::store::jobs::{self, JobKind};
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+
+/// Queues `n` start jobs at `now`; returns their ids in order.
+fn enqueue(store: &Store, n: usize, now: DateTime<Utc>) -> Vec<String> {
+    store
+        .write(|conn| {
+            (0..n)
+                .map(|i| {
+                    let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+s{i}");
+                    jobs::enqueue(
+                        conn,
+                        JobKind::Start,
+                        SLICE,
+                        Some(&sliver),
+                        &serde_json::json!({}),
+                        now,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap()
+}
+
+#[test]
+fn claims_follow_creation_order_and_respect_the_holder() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let lease = TimeDelta::seconds(30);
+    let ids = enqueue(store, 3, now);
+    let a = store.claim_jobs("worker-a", now, lease, 2).unwrap();
+    assert_eq!(a.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), ids[..2]);
+    assert!(
+        a.iter()
+            .all(|j| j.attempts == 1 && j.lease_owner.as_deref() == Some("worker-a"))
+    );
+    let b = store.claim_jobs("worker-b", now, lease, 5).unwrap();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].id, ids[2]);
+    assert!(
+        store
+            .claim_jobs("worker-c", now, lease, 5)
+            .unwrap()
+            .is_empty()
+    );
+
+    assert!(
+        !store.finish_job(&ids[0], "worker-b", now).unwrap(),
+        "not the holder"
+    );
+    assert!(store.finish_job(&ids[0], "worker-a", now).unwrap());
+    assert!(
+        !store.finish_job(&ids[0], "worker-a", now).unwrap(),
+        "no longer held"
+    );
+
+    let later = now + TimeDelta::seconds(60);
+    assert!(
+        store
+            .retry_job(&ids[1], "worker-a", "backend busy", later, now)
+            .unwrap()
+    );
+    assert!(
+        store
+            .fail_job(&ids[2], "worker-b", "image missing", now)
+            .unwrap()
+    );
+    assert!(
+        store
+            .claim_jobs("worker-c", now, lease, 5)
+            .unwrap()
+            .is_empty(),
+        "retry waits"
+    );
+    let again = store.claim_jobs("worker-c", later, lease, 5).unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].id.as_str(), again[0].attempts),
+        (ids[1].as_str(), 2)
+    );
+    assert_eq!(again[0].last_error, "backend busy");
+}
+
+/// The ids of the jobs of one sliver claimed at `now`.
+fn claimed(store: &Store, now: DateTime<Utc>) -> Vec<String> {
+    store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 5)
+        .unwrap()
+        .into_iter()
+        .map(|j| j.id)
+        .collect()
+}
+
+#[test]
+fn the_jobs_of_one_sliver_run_one_at_a_time_in_order() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+one");
+    let queue = |kind| {
+        store
+            .write(|conn| {
+                jobs::enqueue(
+                    conn,
+                    kind,
+                    SLICE,
+                    Some(&sliver),
+                    &serde_json::json!({}),
+                    now,
+                )
+            })
+            .unwrap()
+    };
+    let ids = [JobKind::Provision, JobKind::Start, JobKind::Stop].map(queue);
+    assert_eq!(claimed(store, now), ids[..1], "only the first");
+    assert!(claimed(store, now).is_empty(), "the next waits for it");
+    assert!(
+        store
+            .defer_job(&ids[0], "worker", "VM being defined", now, now)
+            .unwrap()
+    );
+    let again = store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 5)
+        .unwrap();
+    assert_eq!(again[0].id, ids[0]);
+    assert_eq!(again[0].attempts, 1, "a deferral is no attempt");
+    assert!(store.finish_job(&ids[0], "worker", now).unwrap());
+    assert_eq!(claimed(store, now), ids[1..2]);
+
+    let destroy = queue(JobKind::Destroy);
+    let states: Vec<String> = store
+        .jobs_of_sliver(&sliver)
+        .unwrap()
+        .into_iter()
+        .map(|j| j.state)
+        .collect();
+    assert_eq!(states, ["done", "running", "done", "queued"]);
+    assert!(claimed(store, now).is_empty(), "behind the running start");
+    assert!(store.finish_job(&ids[1], "worker", now).unwrap());
+    assert_eq!(claimed(store, now), [destroy]);
+}
+
+#[test]
+fn due_destructions_are_claimed_before_earlier_work_and_an_outage_end_wakes_retries() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let earlier = now - TimeDelta::seconds(60);
+    let starts = enqueue(store, 2, earlier);
+    let destroy = store
+        .write(|conn| {
+            let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+gone");
+            let payload = serde_json::json!({});
+            jobs::enqueue(conn, JobKind::Destroy, SLICE, Some(&sliver), &payload, now)
+        })
+        .unwrap();
+    let first = store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 1)
+        .unwrap();
+    assert_eq!(first[0].id, destroy, "the destruction first");
+
+    // The starts meet an outage and wait in backoff; its end wakes them.
+    let held = store
+        .claim_jobs("worker", now, TimeDelta::seconds(30), 2)
+        .unwrap();
+    assert_eq!(held.len(), 2);
+    let later = now + TimeDelta::seconds(600);
+    for job in &held {
+        assert!(
+            store
+                .retry_job(&job.id, "worker", "down", later, now)
+                .unwrap()
+        );
+    }
+    assert!(store.begin_outage("down", now).unwrap());
+    assert!(!store.begin_outage("down", now).unwrap(), "already begun");
+    assert!(claimed(store, now).is_empty(), "in backoff");
+    assert_eq!(store.end_outage(now).unwrap(), Some(now));
+    assert_eq!(store.end_outage(now).unwrap(), None, "already ended");
+    let mut woken = claimed(store, now);
+    woken.sort();
+    let mut expected = starts;
+    expected.sort();
+    assert_eq!(woken, expected);
+}
+
+#[test]
+fn an_expired_lease_is_claimed_again() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let ids = enqueue(store, 1, now);
+    store
+        .claim_jobs("crashed", now, TimeDelta::seconds(10), 1)
+        .unwrap();
+    let early = now + TimeDelta::seconds(9);
+    assert!(
+        store
+            .claim_jobs("other", early, TimeDelta::seconds(10), 1)
+            .unwrap()
+            .is_empty()
+    );
+    let late = now + TimeDelta::seconds(10);
+    let taken = store
+        .claim_jobs("other", late, TimeDelta::seconds(10), 1)
+        .unwrap();
+    assert_eq!(taken[0].id, ids[0]);
+    assert_eq!(taken[0].lease_owner.as_deref(), Some("other"));
+    assert!(
+        !store.finish_job(&ids[0], "crashed", late).unwrap(),
+        "the crashed worker lost it"
+    );
+}
+
+/// Eight claimers with their own stores take one job at a time until the
+/// queue of 40 is empty; every job is claimed exactly once.
+fn concurrent_claims_are_disjoint(url: &str) {
+    let clock = TestClock::new();
+    let now = clock.now();
+    enqueue(attach(url, &clock).store(), 40, now);
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|w| {
+            let store = attach(url, &clock).store().clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut mine = Vec::new();
+                loop {
+                    let got = store
+                        .claim_jobs(&format!("w{w}"), now, TimeDelta::seconds(60), 1)
+                        .unwrap();
+                    if got.is_empty() {
+                        break mine;
+                    }
+                    mine.extend(got.into_iter().map(|j| j.id));
+                }
+            })
+        })
+        .collect();
+    let all: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let unique: HashSet<&String> = all.iter().collect();
+    assert_eq!(all.len(), 40, "every job claimed");
+    assert_eq!(unique.len(), 40, "no job claimed twice");
+}
+
+#[test]
+fn concurrent_claims_on_sqlite_are_disjoint() {
+    let f = fixture();
+    concurrent_claims_are_disjoint(&f.url);
+}
+
+#[test]
+fn concurrent_claims_on_postgres_are_disjoint() {
+    let Some(db) = PgDatabase::create("postgres_claims") else {
+        return;
+    };
+    concurrent_claims_are_disjoint(&db.url);
+}
