@@ -49,7 +49,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("advert_10000_nodes");
     group.bench_function("build", |b| b.iter(|| advert::build(black_box(&inventory))));
     group.bench_function("baseline_tree_parse_of_the_same_ad", |b| {
-        b.iter(|| geni_rspec::tree::Document::parse(black_box(text.as_bytes())).map(|d| d.root()))
+        b.iter(|| geni_rspec::Document::parse(black_box(text.as_bytes())).map(|d| d.root()))
     });
     group.finish();
 }

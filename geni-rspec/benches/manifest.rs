@@ -4,7 +4,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use geni_rspec::manifest;
-use geni_rspec::tree::Document;
+use geni_rspec::Document;
 use std::fmt::Write;
 use std::hint::black_box;
 

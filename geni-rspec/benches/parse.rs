@@ -6,8 +6,8 @@
 mod docs;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use geni_rspec::tree::Document;
-use geni_rspec::xml2::Xml2Doc;
+use geni_rspec::Document;
+use geni_xml::Document as Xml2Doc;
 use std::hint::black_box;
 
 fn parse(c: &mut Criterion) {

@@ -7,8 +7,8 @@
 mod docs;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use geni_rspec::validate::{RspecKind, Validator};
-use geni_rspec::xml2::Xml2Doc;
+use geni_rspec::{RspecKind, Validator};
+use geni_xml::Document as Xml2Doc;
 use std::hint::black_box;
 
 fn validate(c: &mut Criterion) {

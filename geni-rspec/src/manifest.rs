@@ -14,7 +14,7 @@
 //! [`empty`] is the manifest of a slice with no slivers here.
 
 mod annotation;
-pub mod ownership;
+mod ownership;
 mod placeholder;
 mod schema_location;
 
@@ -22,7 +22,7 @@ pub use annotation::{
     Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login, NodeAnnotation, Proxy,
     SshUser,
 };
-pub use ownership::Ownership;
+pub use ownership::{Ownership, same_urn};
 pub use placeholder::{placeholder_annotations, urn_authority};
 
 use crate::tree::{Document, NodeId, ParseError};
@@ -36,6 +36,7 @@ const SSH_USER_SCHEMA: &str = "http://www.geni.net/resources/rspec/ext/user/1/ma
 
 /// Why no manifest could be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ManifestError {
     /// The document is not an RSpec at all.
     #[error(transparent)]

@@ -28,11 +28,12 @@ mod semantic;
 pub use schema_set::{SchemaError, SchemaSet};
 
 use crate::tree::{Document, Limits, ParseError};
-use crate::xml2::{Xml2Doc, Xml2Error};
+use geni_xml::XmlError;
 use std::fmt;
 
 /// The RSpec languages the aggregate understands, told apart by namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RspecVersion {
     /// GENI RSpec v3, `http://www.geni.net/resources/rspec/3`.
     GeniV3,
@@ -97,6 +98,7 @@ impl RspecKind {
 
 /// What a problem is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum IssueKind {
     /// The document is larger than allowed.
     Limit,
@@ -213,8 +215,8 @@ impl Validator {
         version: RspecVersion,
         kind: RspecKind,
     ) -> Result<(), Invalid> {
-        let doc = self.parse(bytes)?;
-        let issues = self.schemas.validate(&doc, version, kind, None);
+        let mut doc = self.parse(bytes)?;
+        let issues = self.schemas.validate(&mut doc, version, kind, None);
         if issues.is_empty() {
             Ok(())
         } else {
@@ -233,14 +235,14 @@ impl Validator {
                 return Err(Invalid::one(issue));
             }
         }
-        let doc = self.parse(bytes)?;
-        let root = doc.root_element().ok_or_else(|| {
+        let mut doc = self.parse(bytes)?;
+        let root = doc.root().ok_or_else(|| {
             Invalid::one(syntax_issue(0, "the document has no element".to_owned()))
         })?;
-        let (version, kind) = identify::identify(&root, expected).map_err(Invalid::one)?;
+        let (version, kind) = identify::identify(root, expected).map_err(Invalid::one)?;
         let mut issues = self
             .schemas
-            .validate(&doc, version, kind, tree.as_ref().ok());
+            .validate(&mut doc, version, kind, tree.as_ref().ok());
         if kind == RspecKind::Request {
             match tree {
                 Ok(tree) => issues.extend(semantic::check_request(&tree, version.namespace())),
@@ -255,7 +257,7 @@ impl Validator {
     }
 
     /// Size check, then the secure libxml2 parse.
-    fn parse(&self, bytes: &[u8]) -> Result<Xml2Doc, Invalid> {
+    fn parse(&self, bytes: &[u8]) -> Result<geni_xml::Document, Invalid> {
         let max_bytes = self.limits.max_bytes;
         if bytes.len() > max_bytes {
             return Err(Invalid::one(Issue {
@@ -269,10 +271,11 @@ impl Validator {
                 ),
             }));
         }
-        Xml2Doc::parse(bytes).map_err(|error| {
+        let options = geni_xml::ParseOptions::default().named(c"rspec.xml");
+        geni_xml::Document::parse_with(bytes, &options).map_err(|error| {
             Invalid::one(match error {
-                Xml2Error::NotWellFormed { line, message } => syntax_issue(line, message),
-                Xml2Error::Doctype => syntax_issue(
+                XmlError::NotWellFormed { line, message } => syntax_issue(line, message),
+                XmlError::Doctype => syntax_issue(
                     doctype_line(bytes),
                     "DOCTYPE declarations are not allowed in RSpecs".to_owned(),
                 ),

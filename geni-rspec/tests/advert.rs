@@ -5,9 +5,9 @@ use chrono::{TimeZone, Utc};
 use geni_rspec::advert::{
     self, DiskImage, Inventory, InventoryNode, Location, SliverOffer, StateMachine,
 };
-use geni_rspec::tree::Document;
-use geni_rspec::validate::RspecKind;
-use geni_rspec::view::{RSpec, VmSize};
+use geni_rspec::Document;
+use geni_rspec::RspecKind;
+use geni_rspec::{RSpec, VmSize};
 use std::collections::BTreeMap;
 
 const CM: &str = "urn:publicid:IDN+cloud.example.org+authority+cm";

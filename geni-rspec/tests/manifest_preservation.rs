@@ -9,8 +9,8 @@ use geni_rspec::manifest::{
     self, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login, NodeAnnotation,
     Ownership, Proxy, SshUser,
 };
-use geni_rspec::tree::Document;
-use geni_rspec::view::{Link, Node, RSpec};
+use geni_rspec::Document;
+use geni_rspec::{Link, Node, RSpec};
 use std::path::{Path, PathBuf};
 
 /// A component manager no corpus file names: every bound node is foreign.

@@ -5,8 +5,8 @@
 use geni_rspec::manifest::{
     self, Annotations, InterfaceAnnotation, IpAddress, Login, NodeAnnotation, SshUser,
 };
-use geni_rspec::tree::Document;
-use geni_rspec::view::RSpec;
+use geni_rspec::Document;
+use geni_rspec::RSpec;
 use proptest::prelude::*;
 
 const CM: &str = "urn:publicid:IDN+a.example+authority+cm";

@@ -9,9 +9,9 @@
 //! unchanged, has no `vlantag`.
 
 use geni_rspec::manifest::{self, Ownership};
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{IssueKind, RspecKind, Validator};
-use geni_rspec::view::RSpec;
+use geni_rspec::Document;
+use geni_rspec::{IssueKind, RspecKind, Validator};
+use geni_rspec::RSpec;
 use std::path::{Path, PathBuf};
 
 const TEST_CM: &str = "urn:publicid:IDN+views.test.example+authority+cm";
@@ -128,7 +128,7 @@ fn advertisements_validate_with_the_opstate_and_size_extensions() {
         available: i != 1,
         hardware_types: vec!["kvm-host".into()],
         sliver_types: vec![SliverOffer {
-            max_size: Some(geni_rspec::view::VmSize {
+            max_size: Some(geni_rspec::VmSize {
                 cores: 4,
                 ram_mb: 8192,
                 disk_gb: Some(40),

@@ -12,8 +12,8 @@
 //! * corpus requests damaged at random are never accepted by the tree when
 //!   libxml2 finds them not well-formed.
 
-use geni_rspec::tree::{Document, NodeId, NodeKind};
-use geni_rspec::xml2::{C14nMode, Xml2Doc};
+use geni_rspec::{Document, NodeId, NodeKind};
+use geni_xml::{C14nMode, Document as Xml2Doc};
 use proptest::prelude::*;
 use std::fmt::Write;
 use std::path::PathBuf;

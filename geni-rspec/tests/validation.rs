@@ -8,7 +8,7 @@
 //! * the stitching extension is accepted as geni-tools' stitcher writes it,
 //!   and still checked.
 
-use geni_rspec::validate::{Invalid, IssueKind, RspecKind, RspecVersion, Validator};
+use geni_rspec::{Invalid, IssueKind, RspecKind, RspecVersion, Validator};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,9 @@
 //! Typed views read real corpus RSpecs (requests, advertisements, manifests,
 //! v3 and ProtoGENI v2) and write GENI attributes that read back.
 
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{RspecKind, RspecVersion};
-use geni_rspec::view::{NodeMut, RSpec, RSpecMut, ViewError};
+use geni_rspec::Document;
+use geni_rspec::{RspecKind, RspecVersion};
+use geni_rspec::{NodeMut, RSpec, RSpecMut, ViewError};
 use std::path::{Path, PathBuf};
 
 fn corpus(relative: &str) -> PathBuf {
@@ -244,6 +244,7 @@ fn a_non_rspec_root_is_refused_with_its_name_and_line() {
             assert_eq!(found, "rspec");
             assert_eq!(namespace, "http://www.geni.net/resource/rspec/3");
         }
+        other => panic!("unexpected {other:?}"),
     }
 }
 

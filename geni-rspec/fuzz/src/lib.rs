@@ -4,9 +4,9 @@
 //! input, so a regression fails `cargo test`.
 
 use geni_rspec::manifest::{Ownership, build, check_request, placeholder_annotations};
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{RspecKind, Validator};
-use geni_rspec::view::{Node, RSpec};
+use geni_rspec::Document;
+use geni_rspec::{RspecKind, Validator};
+use geni_rspec::{Node, RSpec};
 use std::sync::OnceLock;
 
 /// The component manager the request path builds manifests for.

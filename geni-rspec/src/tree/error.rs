@@ -4,6 +4,7 @@
 /// Parse failure with 1-based line (and column where known) and a message a
 /// person can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The input is larger than [`Limits::max_bytes`](super::Limits::max_bytes).
     #[error("document of {size} bytes exceeds the limit of {limit} bytes")]

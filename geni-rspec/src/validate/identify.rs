@@ -4,21 +4,21 @@
 //! request belongs is refused here, with a message saying so).
 
 use super::{Issue, IssueKind, RspecKind, RspecVersion};
-use crate::xml2::RootElement;
+use geni_xml::Node;
 
 /// Identifies the RSpec whose document element is `root`; with `expected`,
 /// also requires that kind.
 pub(super) fn identify(
-    root: &RootElement,
+    root: Node<'_>,
     expected: Option<RspecKind>,
 ) -> Result<(RspecVersion, RspecKind), Issue> {
     let fail = |kind: IssueKind, message: String| Issue {
         kind,
-        line: root.line,
-        element: Some(root.local_name.clone()),
+        line: root.line(),
+        element: Some(root.name().to_owned()),
         message,
     };
-    let version = match root.namespace.as_deref() {
+    let version = match root.namespace() {
         Some(ns) => RspecVersion::from_namespace(ns).ok_or_else(|| {
             fail(
                 IssueKind::Namespace,
@@ -38,16 +38,16 @@ pub(super) fn identify(
             ));
         }
     };
-    if root.local_name != "rspec" {
+    if root.name() != "rspec" {
         return Err(fail(
             IssueKind::DocumentType,
             format!(
                 "the document element must be <rspec>, not <{}>",
-                root.local_name
+                root.name()
             ),
         ));
     }
-    let kind = match root.attribute("type") {
+    let kind = match root.attribute(None, "type").as_deref() {
         None => {
             return Err(fail(
                 IssueKind::DocumentType,
@@ -98,15 +98,21 @@ fn kind_hint(expected: Option<RspecKind>) -> String {
 mod tests {
     use super::*;
 
-    fn root(namespace: Option<&str>, name: &str, kind: Option<&str>) -> RootElement {
-        RootElement {
-            namespace: namespace.map(str::to_owned),
-            local_name: name.to_owned(),
-            line: 3,
-            attributes: kind
-                .map(|k| vec![("type".to_owned(), k.to_owned())])
-                .unwrap_or_default(),
-        }
+    /// A document whose element `name` (in `namespace`, with `type` =
+    /// `kind`) starts on line 3.
+    fn root(namespace: Option<&str>, name: &str, kind: Option<&str>) -> geni_xml::Document {
+        let xmlns = namespace.map(|ns| format!(" xmlns=\"{ns}\"")).unwrap_or_default();
+        let kind = kind.map(|k| format!(" type=\"{k}\"")).unwrap_or_default();
+        let text = format!("\n\n<{name}{xmlns}{kind}/>");
+        geni_xml::Document::parse(text.as_bytes()).unwrap()
+    }
+
+    /// Identifies the document element of `doc`.
+    fn identify(
+        doc: &geni_xml::Document,
+        expected: Option<RspecKind>,
+    ) -> Result<(RspecVersion, RspecKind), Issue> {
+        super::identify(doc.root().unwrap(), expected)
     }
 
     const V3: &str = "http://www.geni.net/resources/rspec/3";

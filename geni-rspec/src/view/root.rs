@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 /// Why a document cannot be read as an RSpec.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ViewError {
     /// The document element is not `rspec` in a namespace the AM reads.
     #[error(
