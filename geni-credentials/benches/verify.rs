@@ -13,8 +13,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use geni_credentials::devca::Identity;
 use geni_credentials::sfa;
 use geni_credentials::sign::Algorithms;
-use geni_credentials::xmldsig::algorithm::DSIG_NS;
-use geni_credentials::xmldsig::{Document, Signature, signature::key_verifies};
+use geni_credentials::xmldsig::DSIG_NS;
+use geni_credentials::xmldsig::{Document, Signature, key_verifies};
 use openssl::pkey::{PKey, Public};
 use openssl::x509::X509;
 use sfa_fixture::{all_delegatable, days, pki};
@@ -42,7 +42,7 @@ impl Floor {
             .filter(|n| n.is(Some(DSIG_NS), "Signature"))
             .map(|node| {
                 let signature = Signature::parse(node).unwrap();
-                let signed = signature.signed_bytes(&doc).unwrap();
+                let signed = signature.signed_bytes().unwrap();
                 let signer = signature.certificates()[0].clone();
                 assert!(key_verifies(
                     &signer,

@@ -11,7 +11,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use geni_credentials::devca::{Authority, CertSpec};
 use geni_credentials::privilege::Privilege;
 use geni_credentials::sign::{self, Algorithms, CredentialSpec};
-use geni_credentials::urn::Urn;
+use geni_credentials::Urn;
 use std::path::{Path, PathBuf};
 
 fn utc(year: i32) -> DateTime<Utc> {

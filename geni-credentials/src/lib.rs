@@ -1,29 +1,49 @@
-//! Identity and authorisation for a GENI aggregate manager.
+#![doc = include_str!("../README.md")]
 //!
-//! This crate decides who the caller is and what the presented credentials
-//! let that caller do; it knows nothing of RSpecs, HTTP or the store:
+//! ## Surface
 //!
-//! * `urn` — GENI URNs (`urn:publicid:IDN+<authority>+<type>+<name>`).
-//! * `cert` — GENI X.509 certificates (URN, UUID, e-mail, authority flag).
-//! * `trust` — trust roots and chain building.
-//! * `sfa` — signed SFA credentials: parsing, in-process XML-DSig
-//!   verification bound to the element that is read, delegation checks.
-//! * `speaksfor` — ABAC speaks-for credentials and `geni_speaking_for`.
-//! * `privilege` — which AM API method needs which privilege.
-//! * `sign` / `devca` — signing credentials and a development CA.
-//! * `refusal` — the GENI outcome every refusal is classified as.
+//! * identities: [`Urn`] (`urn:publicid:IDN+<authority>+<type>+<name>`),
+//!   [`GeniCert`] (GENI X.509 certificates: URN, UUID, e-mail, authority
+//!   flag) and [`parse_chain`];
+//! * trust: [`TrustStore`] (trust roots and chain building) and
+//!   [`VerifiedChain`];
+//! * [`sfa`] — signed SFA credentials: parsing, in-process XML-DSig
+//!   verification bound to the element that is read, delegation checks
+//!   ([`sfa::verify`], [`sfa::VerifiedCredential`]);
+//! * [`speaksfor`] — ABAC speaks-for credentials and `geni_speaking_for`;
+//! * [`privilege`] — which AM API method needs which privilege;
+//! * [`xmldsig`] — the XML-DSig profile GENI credentials are signed with;
+//! * [`RefusalKind`] — the GENI outcome every refusal is classified as;
+//! * with the `dev` feature, `sign` (signing credentials) and `devca` (a
+//!   development certificate authority).
+//!
+//! The crate has no `unsafe` code but for one module of OpenSSL glue (calls
+//! the `openssl` crate does not wrap); XML goes through geni-xml.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
 
-pub mod cert;
+mod cert;
+#[cfg(feature = "dev")]
 pub mod devca;
+mod openssl_glue;
 mod parse_cache;
 pub mod privilege;
-pub mod refusal;
+mod refusal;
 pub mod sfa;
+#[cfg(feature = "dev")]
 pub mod sign;
 pub mod speaksfor;
-pub mod trust;
-pub mod urn;
+mod trust;
+mod urn;
 pub mod xmldsig;
+
+pub use cert::{
+    Algorithms as CertAlgorithms, CertError, GeniCert, LegacyFeature, MAX_CERT_INPUT,
+    MAX_CHAIN_LEN, MIN_MODERN_RSA_BITS, chain_to_pem, parse_chain,
+};
+pub use refusal::RefusalKind;
+pub use trust::{TrustError, TrustLoadError, TrustStore, VerifiedChain};
+pub use urn::{Urn, UrnError, UrnType, publicid_to_urn, urn_to_publicid};
 
 /// The shared corpus of real GENI data, for tests.
 #[cfg(test)]

@@ -1,18 +1,19 @@
 //! SFA credentials (`geni_sfa` versions 2 and 3, and bare XML strings from
-//! old clients): reading the credential chain ([`model`]), binding each
-//! signature to the credential element it covers ([`binding`]), the
-//! delegation and authority rules ([`rules`]), the verification entry
-//! point ([`verify`]) and how credentials arrive on the wire ([`wire`]).
+//! old clients): reading the credential chain (`model`), binding each
+//! signature to the credential element it covers (`binding`), the
+//! delegation and authority rules (`rules`), the verification entry
+//! point ([`verify()`]) and how credentials arrive on the wire ([`wire`]).
 //! Every refusal is one [`SfaError`] whose [`SfaError::kind`] maps to a
 //! GENI code.
 
-pub mod binding;
-pub mod model;
-pub mod rules;
+mod binding;
+mod model;
+mod rules;
 pub mod time;
-pub mod verify;
+mod verify;
 pub mod wire;
 
+pub(crate) use binding::signed_elements;
 pub use verify::{ChainLink, Request, VerifiedCredential, verify};
 
 use crate::cert::CertError;

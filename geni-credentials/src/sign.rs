@@ -10,8 +10,8 @@ use crate::cert::{GeniCert, chain_to_pem};
 use crate::privilege::Privilege;
 use crate::sfa::time::format_expiry;
 use crate::xmldsig::{
-    C14nMethod, DigestMethod, Document, DsigError, SignatureMethod, XmlError, algorithm::ENVELOPED,
-    c14n::canonicalize,
+    C14nMethod, DigestMethod, Document, DsigError, ENVELOPED, SignatureMethod, XmlError,
+    canonicalize,
 };
 use base64::Engine;
 use chrono::{DateTime, Utc};
@@ -235,7 +235,7 @@ impl Parts {
             .element_by_id(&format!("Sig_{}", self.id))
             .and_then(|s| s.children().next())
             .ok_or_else(|| SignError::Parent("signature template lost".into()))?;
-        let bytes = canonicalize(&doc, signed_info, None, algorithms.c14n, &[])?;
+        let bytes = canonicalize(signed_info, None, algorithms.c14n, &[])?;
         let mut rsa = openssl::sign::Signer::new(
             algorithms.signature.digest().message_digest(),
             &signer.key,
@@ -289,7 +289,7 @@ fn element_digest(doc: &Document, id: &str, algorithms: Algorithms) -> Result<St
     let element = doc
         .element_by_id(id)
         .ok_or_else(|| SignError::Parent(format!("credential {id} lost")))?;
-    let bytes = canonicalize(doc, element, None, algorithms.c14n.without_comments(), &[])?;
+    let bytes = canonicalize(element, None, algorithms.c14n.without_comments(), &[])?;
     let digest = openssl::hash::hash(algorithms.digest.message_digest(), &bytes)?;
     Ok(base64_text(&digest))
 }

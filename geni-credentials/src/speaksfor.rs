@@ -13,7 +13,7 @@
 use crate::cert::GeniCert;
 use crate::refusal::RefusalKind;
 use crate::sfa::SfaError;
-use crate::sfa::binding::signed_elements;
+use crate::sfa::signed_elements;
 use crate::sfa::time::parse_expiry;
 use crate::trust::{TrustError, TrustStore};
 use crate::urn::Urn;

@@ -1,24 +1,31 @@
-//! In-process XML-DSig for GENI credentials, built on libxml2 (parsing and
-//! C14N) and OpenSSL (digests and RSA): a hardened document view ([`dom`]),
-//! canonicalization of one element in document context ([`c14n`]), the
-//! accepted algorithms ([`algorithm`]) and the `Signature` profile with its
-//! verification ([`signature`]).
+//! In-process XML-DSig for GENI credentials, built on geni-xml (the
+//! hardened parse, C14N and node identity) and OpenSSL (digests and RSA):
+//! the credential profile of the parse ([`Document`]), canonicalization of
+//! one element in document context, the accepted algorithms
+//! ([`C14nMethod`], [`DigestMethod`], [`SignatureMethod`]) and the
+//! `Signature` profile with its verification ([`Signature`]).
 //!
 //! This module proves only "these bytes were signed by the key of this
 //! certificate, and the signature covers exactly this element"; whether the
 //! certificate is trusted and what the element means is decided by `sfa`.
 
-pub mod algorithm;
-pub mod c14n;
-pub mod dom;
-pub mod signature;
+mod algorithm;
+mod c14n;
+mod document;
+mod signature;
 
-pub use algorithm::{C14nMethod, DigestMethod, SignatureMethod};
-pub use dom::{Document, Node, XmlError};
-pub use signature::{Signature, VerifiedSignature};
+#[cfg(feature = "dev")]
+pub(crate) use algorithm::ENVELOPED;
+pub use algorithm::{C14nMethod, DSIG_NS, DigestMethod, SignatureMethod};
+#[cfg(feature = "dev")]
+pub(crate) use c14n::canonicalize;
+pub use document::{Document, MAX_DEPTH, MAX_DOCUMENT_BYTES};
+pub use geni_xml::{Node, XmlError};
+pub use signature::{Signature, VerifiedSignature, key_verifies};
 
 /// Why a signature was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DsigError {
     /// The document itself was refused.
     #[error(transparent)]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use geni_credentials::cert::{CertError, GeniCert, LegacyFeature, parse_chain};
+use geni_credentials::{CertError, GeniCert, LegacyFeature, parse_chain};
 use std::collections::BTreeMap;
 
 fn certs_in(relative: &str) -> Vec<GeniCert> {

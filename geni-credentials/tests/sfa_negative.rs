@@ -8,7 +8,7 @@
 mod sfa_fixture;
 mod sfa_negative_builders;
 
-use geni_credentials::refusal::RefusalKind::{self, *};
+use geni_credentials::RefusalKind::{self, *};
 use geni_credentials::sfa::SfaError;
 use sfa_fixture::{all_delegatable, days, pki};
 use sfa_negative_builders::*;

@@ -5,10 +5,10 @@
 mod common;
 
 use chrono::{DateTime, TimeZone, Utc};
-use geni_credentials::cert::{GeniCert, parse_chain};
+use geni_credentials::{GeniCert, parse_chain};
 use geni_credentials::devca::{Authority, Defect};
-use geni_credentials::refusal::RefusalKind;
-use geni_credentials::trust::{TrustError, TrustLoadError, TrustStore};
+use geni_credentials::RefusalKind;
+use geni_credentials::{TrustError, TrustLoadError, TrustStore};
 
 fn corpus_certs(relative: &str) -> Vec<GeniCert> {
     let path = common::corpus().join("creds/certs").join(relative);

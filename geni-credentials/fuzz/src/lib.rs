@@ -7,11 +7,11 @@
 //! corpus's `topdomain` authority), so a signed seed verifies completely.
 
 use chrono::{DateTime, TimeZone, Utc};
-use geni_credentials::cert::{GeniCert, parse_chain};
+use geni_credentials::{GeniCert, parse_chain};
 use geni_credentials::sfa::{self, Request};
 use geni_credentials::speaksfor;
-use geni_credentials::trust::TrustStore;
-use geni_credentials::urn::{Urn, publicid_to_urn};
+use geni_credentials::TrustStore;
+use geni_credentials::{Urn, publicid_to_urn};
 use std::sync::OnceLock;
 
 /// `urn`: URN parsing never panics; an accepted URN formats back to

@@ -10,10 +10,10 @@ mod pem;
 
 pub use algo::{Algorithms, LegacyFeature, MIN_MODERN_RSA_BITS};
 
+use crate::openssl_glue;
 use crate::refusal::RefusalKind;
 use crate::urn::{Urn, UrnError};
 use chrono::{DateTime, Utc};
-use foreign_types::ForeignTypeRef;
 use openssl::asn1::{Asn1Time, Asn1TimeRef};
 use openssl::hash::MessageDigest;
 use openssl::x509::{X509, X509NameRef, X509Ref};
@@ -149,7 +149,7 @@ impl GeniCert {
         let not_before = to_utc(x509.not_before()).map_err(unreadable("notBefore"))?;
         let not_after = to_utc(x509.not_after()).map_err(unreadable("notAfter"))?;
         let mut cert = GeniCert {
-            is_ca: ca_flag(&x509),
+            is_ca: openssl_glue::ca_flag(&x509),
             x509,
             subject,
             urn: None,
@@ -419,30 +419,9 @@ fn to_utc(time: &Asn1TimeRef) -> Result<DateTime<Utc>, openssl::error::ErrorStac
     Ok(DateTime::from_timestamp(seconds, 0).unwrap_or(DateTime::<Utc>::MIN_UTC))
 }
 
-/// Reads the CA flag of basicConstraints from OpenSSL's cached extension flags.
-fn ca_flag(cert: &X509Ref) -> bool {
-    // SAFETY: `cert` is a valid certificate; the call only fills OpenSSL's
-    // extension cache of that certificate and returns its flags.
-    let flags = unsafe { openssl_sys::X509_get_extension_flags(cert.as_ptr()) };
-    flags & openssl_sys::EXFLAG_CA != 0
-}
-
-unsafe extern "C" {
-    /// OpenSSL: the subjectPublicKey BIT STRING of a certificate (borrowed).
-    fn X509_get0_pubkey_bitstr(x: *const openssl_sys::X509) -> *mut openssl_sys::ASN1_BIT_STRING;
-}
-
 /// SHA-1 over the subjectPublicKey BIT STRING contents.
-fn public_key_sha1(cert: &X509Ref) -> Option<Vec<u8>> {
-    // SAFETY: `cert` is valid; the returned pointer is borrowed from it and
-    // only read while `cert` is alive.
-    let bits = unsafe {
-        let ptr = X509_get0_pubkey_bitstr(cert.as_ptr());
-        if ptr.is_null() {
-            return None;
-        }
-        openssl::asn1::Asn1BitStringRef::from_ptr(ptr)
-    };
+pub(crate) fn public_key_sha1(cert: &X509Ref) -> Option<Vec<u8>> {
+    let bits = openssl_glue::public_key_bits(cert)?;
     openssl::hash::hash(MessageDigest::sha1(), bits.as_slice())
         .ok()
         .map(|d| d.to_vec())

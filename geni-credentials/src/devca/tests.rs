@@ -135,3 +135,14 @@ fn pem_files_round_trip() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+#[test]
+fn a_subject_key_identifier_is_the_sha1_of_the_public_key() {
+    // The dev CA writes a Subject Key Identifier (RFC 5280 method 1): the
+    // key id read from it and the one computed from the key agree.
+    let root = Authority::root("geni-am.test", "sa").unwrap();
+    let computed = crate::cert::public_key_sha1(root.cert().x509())
+        .map(hex::encode)
+        .unwrap();
+    assert_eq!(root.cert().key_id(), computed);
+}

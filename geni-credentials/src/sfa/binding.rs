@@ -9,8 +9,7 @@
 
 use super::SfaError;
 use super::model::{CredentialElement, chain_nodes, malformed, read_credential};
-use crate::xmldsig::algorithm::DSIG_NS;
-use crate::xmldsig::{Document, Node, Signature, VerifiedSignature};
+use crate::xmldsig::{DSIG_NS, Document, Node, Signature, VerifiedSignature};
 
 /// A credential element with the verified signature that covers it.
 pub type SignedElement<'d> = (Node<'d>, VerifiedSignature<'d>);
@@ -19,7 +18,7 @@ pub type SignedElement<'d> = (Node<'d>, VerifiedSignature<'d>);
 #[derive(Debug)]
 pub struct SignedLink<'d> {
     /// The credential's fields.
-    pub credential: CredentialElement<'d>,
+    pub credential: CredentialElement,
     /// Its verified signature.
     pub signature: VerifiedSignature<'d>,
 }

@@ -18,9 +18,7 @@ use std::sync::Arc;
 
 /// One credential element of a chain, as read (not yet verified).
 #[derive(Debug)]
-pub struct CredentialElement<'d> {
-    /// The `<credential>` element.
-    pub node: Node<'d>,
+pub struct CredentialElement {
     /// Its ID (`xml:id`, or `id`), empty when it has none.
     pub id: String,
     /// `<type>` (`privilege` for SFA credentials).
@@ -61,7 +59,7 @@ pub fn chain_nodes(top: Node<'_>) -> Result<Vec<Node<'_>>, SfaError> {
 }
 
 /// Reads the fields of one `<credential>` element.
-pub fn read_credential(node: Node<'_>) -> Result<CredentialElement<'_>, SfaError> {
+pub fn read_credential(node: Node<'_>) -> Result<CredentialElement, SfaError> {
     Fields::collect(node)?.read(node)
 }
 
@@ -101,7 +99,7 @@ impl<'d> Fields<'d> {
         Ok(fields)
     }
 
-    fn read(self, node: Node<'d>) -> Result<CredentialElement<'d>, SfaError> {
+    fn read(self, node: Node<'d>) -> Result<CredentialElement, SfaError> {
         let id = node.ids().next().unwrap_or_default();
         let required = |field: Option<Node<'d>>, name: &str| {
             field.ok_or_else(|| malformed(node, format!("<credential> {id:?} has no <{name}>")))
@@ -123,7 +121,6 @@ impl<'d> Fields<'d> {
             None => PrivilegeSet::new(),
         };
         Ok(CredentialElement {
-            node,
             id,
             kind,
             owner,

@@ -150,8 +150,8 @@ pub fn check_delegation(
 /// Whether delegatable privileges of `parent` cover every privilege
 /// `wanted` stands for (`*` expanded by each credential's target type).
 fn check_delegated(
-    child: &CredentialElement<'_>,
-    parent: &CredentialElement<'_>,
+    child: &CredentialElement,
+    parent: &CredentialElement,
     wanted: &Privilege,
 ) -> Result<(), String> {
     let held = parent.privileges.expand_star(&parent.target_urn);
@@ -204,7 +204,7 @@ pub fn check_root_authority(root: &SignedLink<'_>, signer: &GeniCert) -> Result<
 
 /// The presented credential must grant `operation` (an SFA operation such
 /// as `createsliver`, or a privilege name).
-pub fn check_operation(top: &CredentialElement<'_>, operation: &str) -> Result<(), SfaError> {
+pub fn check_operation(top: &CredentialElement, operation: &str) -> Result<(), SfaError> {
     let held = top.privileges.expand_star(&top.target_urn);
     if held.allows(operation) || held.contains(operation) {
         return Ok(());

@@ -7,38 +7,15 @@
 
 use super::TrustError;
 use crate::cert::{GeniCert, MAX_CHAIN_LEN};
+use crate::openssl_glue;
 use chrono::{DateTime, Utc};
-use foreign_types::ForeignTypeRef;
 use openssl::error::ErrorStack;
 use openssl::stack::Stack;
 use openssl::x509::store::{X509Store, X509StoreBuilder};
-use openssl::x509::verify::{X509VerifyFlags, X509VerifyParam, X509VerifyParamRef};
-use openssl::x509::{X509, X509StoreContext, X509StoreContextRef, X509VerifyResult};
+use openssl::x509::verify::{X509VerifyFlags, X509VerifyParam};
+use openssl::x509::{X509, X509StoreContext, X509VerifyResult};
 use openssl_sys as ffi;
 use std::os::raw::c_int;
-
-unsafe extern "C" {
-    /// OpenSSL: install a verification callback on one store context.
-    fn X509_STORE_CTX_set_verify_cb(
-        ctx: *mut ffi::X509_STORE_CTX,
-        cb: Option<unsafe extern "C" fn(c_int, *mut ffi::X509_STORE_CTX) -> c_int>,
-    );
-    /// OpenSSL: the verification parameters of one store context (borrowed).
-    fn X509_STORE_CTX_get0_param(ctx: *mut ffi::X509_STORE_CTX) -> *mut ffi::X509_VERIFY_PARAM;
-}
-
-/// Lets a trust anchor without `CA:TRUE` pass; every other error stands.
-unsafe extern "C" fn accept_non_ca_anchor(ok: c_int, ctx: *mut ffi::X509_STORE_CTX) -> c_int {
-    if ok == 1 {
-        return 1;
-    }
-    // SAFETY: OpenSSL passes the live context being verified.
-    let ctx = unsafe { X509StoreContextRef::from_ptr(ctx) };
-    let at_anchor = ctx
-        .chain()
-        .is_some_and(|chain| ctx.error_depth() as usize + 1 == chain.len());
-    c_int::from(ctx.error().as_raw() == ffi::X509_V_ERR_INVALID_CA && at_anchor)
-}
 
 /// The outcome of OpenSSL's verification, read inside the context.
 enum Outcome {
@@ -81,14 +58,7 @@ pub(super) fn build_and_verify(
     }
     let mut context = X509StoreContext::new()?;
     let outcome = context.init(store, leaf.x509(), &intermediates, |ctx| {
-        // SAFETY: `ctx` is initialised and outlives these calls; the
-        // parameters belong to the context, and the callback is a plain
-        // function that only reads the context.
-        unsafe {
-            X509VerifyParamRef::from_ptr_mut(X509_STORE_CTX_get0_param(ctx.as_ptr()))
-                .set_time(at.timestamp());
-            X509_STORE_CTX_set_verify_cb(ctx.as_ptr(), Some(accept_non_ca_anchor));
-        }
+        openssl_glue::verify_at_accepting_non_ca_anchors(ctx, at.timestamp());
         let verified = ctx.verify_cert()?;
         Ok(match (verified, ctx.chain()) {
             (true, Some(chain)) if !chain.is_empty() => {

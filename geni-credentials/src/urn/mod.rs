@@ -11,9 +11,11 @@ mod hrn;
 mod names;
 mod publicid;
 
-pub use hrn::{hrn_components, hrn_is_authority_for};
-pub use names::{MAX_SLICE_NAME, MAX_TOOL_NAME, MAX_USER_NAME, UrnType, check_name};
-pub use publicid::{from_urn_form, publicid_to_urn, to_urn_form, urn_to_publicid};
+use hrn::hrn_is_authority_for;
+pub use names::UrnType;
+use names::check_name;
+use publicid::from_urn_form;
+pub use publicid::{publicid_to_urn, urn_to_publicid};
 
 use crate::refusal::RefusalKind;
 use std::fmt;
@@ -256,11 +258,6 @@ impl FromStr for Urn {
     fn from_str(s: &str) -> Result<Urn, UrnError> {
         Urn::parse(s)
     }
-}
-
-/// Whether `text` passes [`Urn::parse`] (the gcf `is_valid_urn` test).
-pub fn is_valid_urn(text: &str) -> bool {
-    Urn::parse(text).is_ok()
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@ use super::algorithm::{
     C14nMethod, DSIG_NS, DigestMethod, ENVELOPED, EXC_C14N_NS, SignatureMethod,
 };
 use super::c14n::canonicalize;
-use super::dom::{Document, Node};
+use super::document::Document;
+use geni_xml::Node;
 use crate::parse_cache::ParseCache;
 use base64::Engine;
 use openssl::pkey::Id;
@@ -122,9 +123,8 @@ impl<'d> Signature<'d> {
     }
 
     /// The canonical `SignedInfo`: the bytes the RSA signature covers.
-    pub fn signed_bytes(&self, doc: &Document) -> Result<Vec<u8>, DsigError> {
+    pub fn signed_bytes(&self) -> Result<Vec<u8>, DsigError> {
         Ok(canonicalize(
-            doc,
             self.signed_info,
             None,
             self.c14n,
@@ -143,7 +143,6 @@ impl<'d> Signature<'d> {
             })?;
         let excluded = reference.enveloped.then_some(self.node);
         let bytes = canonicalize(
-            doc,
             referenced,
             excluded,
             reference.c14n.without_comments(),
@@ -159,7 +158,7 @@ impl<'d> Signature<'d> {
                 id: reference.id.clone(),
             });
         }
-        let signed = self.signed_bytes(doc)?;
+        let signed = self.signed_bytes()?;
         let signer = self
             .certificates
             .iter()
