@@ -5,9 +5,9 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
-use geni_credentials::{GeniCert, parse_chain};
-use geni_credentials::devca::Authority;
 use geni_credentials::TrustStore;
+use geni_credentials::devca::Authority;
+use geni_credentials::{GeniCert, parse_chain};
 use std::hint::black_box;
 use std::path::Path;
 

@@ -8,10 +8,10 @@
 //! `cargo run -p geni-credentials --example fuzz_fixtures -- geni-credentials/fuzz`.
 
 use chrono::{DateTime, TimeZone, Utc};
+use geni_credentials::Urn;
 use geni_credentials::devca::{Authority, CertSpec};
 use geni_credentials::privilege::Privilege;
 use geni_credentials::sign::{self, Algorithms, CredentialSpec};
-use geni_credentials::Urn;
 use std::path::{Path, PathBuf};
 
 fn utc(year: i32) -> DateTime<Utc> {

@@ -25,6 +25,7 @@ use chrono::{DateTime, Utc};
 
 /// Why a credential was refused: one precise reason.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SfaError {
     /// The document was refused before its content was read.
     #[error(transparent)]

@@ -1,6 +1,7 @@
 //! Signing SFA credentials: slice and user credentials issued by an
 //! authority, and delegations of an existing credential, in the shape of the
-//! gcf template (AMAPI.md §6.3): one `<Signature xml:id="Sig_<id>">` per
+//! gcf template (GENI credentials specification, "SFA credentials":
+//! signatures): one `<Signature xml:id="Sig_<id>">` per
 //! credential of the chain inside `<signatures>`, each with a single
 //! enveloped reference to its credential and the signer's certificate chain
 //! in `X509Data`. The documents verify with `xmlsec1 --verify` as well as in
@@ -29,6 +30,7 @@ const ROOT_ATTRIBUTES: &str = concat!(
 
 /// Why a credential could not be signed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignError {
     /// The parent credential (for a delegation) is not usable.
     #[error("parent credential: {0}")]
@@ -105,7 +107,8 @@ pub fn issue(
     )
 }
 
-/// Signs an ABAC speaks-for credential (AMAPI.md §7): the user owning
+/// Signs an ABAC speaks-for credential (GENI AM API v3 specification,
+/// section "Speaks For"): the user owning
 /// `signer` states that `tool` may speak for them until `expires`
 /// (`USER.speaks_for_USER <- TOOL`).
 pub fn speaks_for(

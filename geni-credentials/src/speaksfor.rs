@@ -1,5 +1,5 @@
-//! Speaks-for (AMAPI.md §7): a hosted tool authenticates with its own
-//! certificate and presents an ABAC credential (`geni_abac` version 1) in
+//! Speaks-for (GENI AM API v3 specification, section "Speaks For"): a
+//! hosted tool authenticates with its own certificate and presents an ABAC credential (`geni_abac` version 1) in
 //! which a user states `USER.speaks_for_USER <- TOOL`, together with the
 //! option `geni_speaking_for: <user URN>`. When the credential verifies, the
 //! user becomes the caller whose SFA credentials are checked.
@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 
 /// Why a speaks-for credential was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpeaksForError {
     /// The document, its structure or its signature was refused.
     #[error(transparent)]

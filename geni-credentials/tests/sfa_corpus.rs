@@ -8,12 +8,12 @@
 mod common;
 
 use chrono::{DateTime, TimeZone, Utc};
-use geni_credentials::{GeniCert, parse_chain};
 use geni_credentials::RefusalKind;
-use geni_credentials::sfa::{self, Request, SfaError};
 use geni_credentials::TrustStore;
 use geni_credentials::Urn;
-use geni_credentials::xmldsig::{Document, Signature, DSIG_NS};
+use geni_credentials::sfa::{self, Request, SfaError};
+use geni_credentials::xmldsig::{DSIG_NS, Document, Signature};
+use geni_credentials::{GeniCert, parse_chain};
 
 fn credential(name: &str) -> Vec<u8> {
     std::fs::read(common::corpus().join("creds/credentials").join(name)).unwrap()

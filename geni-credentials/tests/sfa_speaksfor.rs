@@ -7,8 +7,8 @@ mod common;
 mod sfa_fixture;
 
 use chrono::{DateTime, Utc};
-use geni_credentials::devca::Identity;
 use geni_credentials::RefusalKind;
+use geni_credentials::devca::Identity;
 use geni_credentials::sfa;
 use geni_credentials::sign::{self, Algorithms};
 use geni_credentials::speaksfor::{self, SpeaksForError};

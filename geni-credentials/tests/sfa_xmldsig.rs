@@ -1,7 +1,7 @@
 //! Every signature of the real credentials in the shared corpus verifies in
 //! process, and each one covers the credential element carrying its ID.
 
-use geni_credentials::xmldsig::{Document, DsigError, Signature, DSIG_NS};
+use geni_credentials::xmldsig::{DSIG_NS, Document, DsigError, Signature};
 use std::path::PathBuf;
 
 fn corpus_credentials() -> Vec<PathBuf> {

@@ -5,9 +5,9 @@
 mod common;
 
 use chrono::{DateTime, TimeZone, Utc};
-use geni_credentials::{GeniCert, parse_chain};
-use geni_credentials::devca::{Authority, Defect};
 use geni_credentials::RefusalKind;
+use geni_credentials::devca::{Authority, Defect};
+use geni_credentials::{GeniCert, parse_chain};
 use geni_credentials::{TrustError, TrustLoadError, TrustStore};
 
 fn corpus_certs(relative: &str) -> Vec<GeniCert> {

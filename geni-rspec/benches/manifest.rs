@@ -3,8 +3,8 @@
 //! parsing that request with the project's tree in the same run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use geni_rspec::manifest;
 use geni_rspec::Document;
+use geni_rspec::manifest;
 use std::fmt::Write;
 use std::hint::black_box;
 

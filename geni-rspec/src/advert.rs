@@ -4,7 +4,8 @@
 //! Every node carries `component_id`, `component_manager_id`,
 //! `component_name`, `exclusive`, its hardware and sliver types (with disk
 //! images), `<available now=…>` and its location; one `rspec_opstate` per
-//! sliver type advertises the operational state machine (AMAPI.md §2.15).
+//! sliver type advertises the operational state machine (GENI AM API v3
+//! specification, section "Operational States").
 //! The document is written in one pass with a streaming writer, so ten
 //! thousand nodes take milliseconds, and it reads back with [`crate::tree`].
 

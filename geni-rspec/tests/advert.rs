@@ -2,11 +2,11 @@
 //! project's tree and views with everything the inventory said.
 
 use chrono::{TimeZone, Utc};
+use geni_rspec::Document;
+use geni_rspec::RspecKind;
 use geni_rspec::advert::{
     self, DiskImage, Inventory, InventoryNode, Location, SliverOffer, StateMachine,
 };
-use geni_rspec::Document;
-use geni_rspec::RspecKind;
 use geni_rspec::{RSpec, VmSize};
 use std::collections::BTreeMap;
 

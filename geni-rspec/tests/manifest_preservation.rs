@@ -5,11 +5,11 @@
 #[path = "manifest_preservation/checker.rs"]
 mod checker;
 
+use geni_rspec::Document;
 use geni_rspec::manifest::{
     self, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login, NodeAnnotation,
     Ownership, Proxy, SshUser,
 };
-use geni_rspec::Document;
 use geni_rspec::{Link, Node, RSpec};
 use std::path::{Path, PathBuf};
 

@@ -2,11 +2,11 @@
 //! angle brackets, white space, non-ASCII), the manifest parses, writes
 //! back byte for byte, and the views read every value back unchanged.
 
+use geni_rspec::Document;
+use geni_rspec::RSpec;
 use geni_rspec::manifest::{
     self, Annotations, InterfaceAnnotation, IpAddress, Login, NodeAnnotation, SshUser,
 };
-use geni_rspec::Document;
-use geni_rspec::RSpec;
 use proptest::prelude::*;
 
 const CM: &str = "urn:publicid:IDN+a.example+authority+cm";

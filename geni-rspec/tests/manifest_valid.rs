@@ -8,10 +8,10 @@
 //! the pass-through rule: a link of another component manager, copied
 //! unchanged, has no `vlantag`.
 
-use geni_rspec::manifest::{self, Ownership};
 use geni_rspec::Document;
-use geni_rspec::{IssueKind, RspecKind, Validator};
 use geni_rspec::RSpec;
+use geni_rspec::manifest::{self, Ownership};
+use geni_rspec::{IssueKind, RspecKind, Validator};
 use std::path::{Path, PathBuf};
 
 const TEST_CM: &str = "urn:publicid:IDN+views.test.example+authority+cm";

@@ -1,4 +1,4 @@
-//! RSpec validation against the real corpus in `../shared/corpus`:
+//! RSpec validation against the shared corpus of real RSpecs:
 //!
 //! * verdict agreement: for every official RSpec row of `VALIDATION.tsv`,
 //!   the full validation (schemas and request rules) gives the same

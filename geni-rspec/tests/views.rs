@@ -2,8 +2,8 @@
 //! v3 and ProtoGENI v2) and write GENI attributes that read back.
 
 use geni_rspec::Document;
-use geni_rspec::{RspecKind, RspecVersion};
 use geni_rspec::{NodeMut, RSpec, RSpecMut, ViewError};
+use geni_rspec::{RspecKind, RspecVersion};
 use std::path::{Path, PathBuf};
 
 fn corpus(relative: &str) -> PathBuf {

@@ -7,10 +7,10 @@
 //! corpus's `topdomain` authority), so a signed seed verifies completely.
 
 use chrono::{DateTime, TimeZone, Utc};
-use geni_credentials::{GeniCert, parse_chain};
+use geni_credentials::TrustStore;
 use geni_credentials::sfa::{self, Request};
 use geni_credentials::speaksfor;
-use geni_credentials::TrustStore;
+use geni_credentials::{GeniCert, parse_chain};
 use geni_credentials::{Urn, publicid_to_urn};
 use std::sync::OnceLock;
 

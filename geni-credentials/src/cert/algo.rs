@@ -12,6 +12,7 @@ pub const MIN_MODERN_RSA_BITS: u32 = 2048;
 
 /// Something old-fashioned about a certificate that is accepted but worth reporting.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LegacyFeature {
     /// Signed with an MD5 (or older MD2/MD4) digest.
     Md5Signature,

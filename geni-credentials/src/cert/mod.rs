@@ -27,6 +27,7 @@ pub const MAX_CHAIN_LEN: usize = 16;
 
 /// Why bytes could not be read as GENI certificates.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CertError {
     /// The input exceeds [`MAX_CERT_INPUT`].
     #[error("certificate input is {len} bytes; at most {max} are accepted")]

@@ -25,6 +25,7 @@ use openssl::pkey::{PKey, Private};
 
 /// Why the development CA could not do what was asked.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DevCaError {
     /// A URN built from the given names is not valid.
     #[error("invalid name for a development CA certificate: {0}")]

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 /// Digest used to sign a certificate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SignatureDigest {
     /// SHA-256 (the default).
     Sha256,
@@ -47,6 +48,7 @@ pub struct CertSpec {
 
 /// A deliberately defective certificate, for negative tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Defect {
     /// Validity ended a year ago.
     Expired,

@@ -17,6 +17,7 @@ use crate::refusal::RefusalKind;
 
 /// Version of the AM API a call arrived on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ApiVersion {
     /// AM API v2.
     V2,

@@ -1,5 +1,5 @@
-//! The rules a signed chain must satisfy beyond its signatures (AMAPI.md
-//! §6.4): every link is a `privilege` credential that has not expired; its
+//! The rules a signed chain must satisfy beyond its signatures (GENI
+//! credentials specification, "SFA credentials": validation): every link is a `privilege` credential that has not expired; its
 //! owner, target and signer certificates chain to the trust roots at the
 //! chosen time; each delegation is signed by the parent's owner, keeps the
 //! parent's target, does not outlive the parent and only passes on

@@ -1,4 +1,5 @@
-//! How credentials arrive in AM API calls (AMAPI.md §6.1): v3 wrapper
+//! How credentials arrive in AM API calls (GENI AM API v3 specification,
+//! section "Credentials"): v3 wrapper
 //! structs `{geni_type, geni_version, geni_value}` (type compared
 //! case-insensitively) and, from v2 callers and old clients, bare XML
 //! strings whose kind is sniffed from `<type>` as gcf does. Types this

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 /// Why a trust store could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrustLoadError {
     /// The directory or a file in it could not be read.
     #[error("cannot read trust roots at {path}: {source}")]
@@ -34,6 +35,7 @@ pub enum TrustLoadError {
 
 /// Why a certificate chain is not trusted.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrustError {
     /// A certificate of the chain (or the root) has expired.
     #[error("certificate {subject} (depth {depth}) expired at {not_after} (checked at {at})")]

@@ -28,6 +28,7 @@ pub const MAX_URN_LEN: usize = 1024;
 
 /// Why a text is not an acceptable GENI URN.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum UrnError {
     /// The text does not start with `urn:publicid:IDN+`.
     #[error("{0:?} is not a GENI URN: it must start with \"urn:publicid:IDN+\"")]

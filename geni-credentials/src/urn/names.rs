@@ -14,6 +14,7 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// The object type of a URN (its third part). Types are compared
 /// case-insensitively; unknown types are kept as written.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum UrnType {
     /// `authority` (name `sa`, `ma`, `am`, `cm`, `ch`, `ca`, …).
     Authority,

@@ -14,6 +14,7 @@ pub const ENVELOPED: &str = "http://www.w3.org/2000/09/xmldsig#enveloped-signatu
 
 /// A canonicalization algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum C14nMethod {
     /// Canonical XML 1.0, comments dropped.
     Inclusive,
@@ -81,6 +82,7 @@ impl C14nMethod {
 
 /// A digest algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DigestMethod {
     /// SHA-1.
     Sha1,
@@ -117,6 +119,7 @@ impl DigestMethod {
 
 /// A signature algorithm (RSA PKCS#1 v1.5 with a digest).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SignatureMethod {
     /// `rsa-sha1`.
     RsaSha1,

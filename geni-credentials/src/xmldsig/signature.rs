@@ -13,9 +13,9 @@ use super::algorithm::{
 };
 use super::c14n::canonicalize;
 use super::document::Document;
-use geni_xml::Node;
 use crate::parse_cache::ParseCache;
 use base64::Engine;
+use geni_xml::Node;
 use openssl::pkey::Id;
 use openssl::sign::Verifier;
 use openssl::x509::X509;

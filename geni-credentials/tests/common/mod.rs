@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// The shared corpus of real GENI data (`../shared/corpus` beside the workspace).
+/// The shared corpus of real GENI data, beside the workspace.
 pub fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
 }

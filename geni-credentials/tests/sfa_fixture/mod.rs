@@ -6,11 +6,11 @@
 #![allow(dead_code)]
 
 use chrono::{DateTime, Duration, Utc};
+use geni_credentials::TrustStore;
 use geni_credentials::devca::{Authority, Identity};
 use geni_credentials::privilege::Privilege;
 use geni_credentials::sfa::Request;
 use geni_credentials::sign::{self, Algorithms, CredentialSpec};
-use geni_credentials::TrustStore;
 use std::sync::OnceLock;
 
 /// The shared test PKI.

@@ -1,7 +1,7 @@
 //! Generators of realistic RSpecs for benches: an InstaGENI-style
 //! advertisement and a jFed-style request, shaped like the corpus documents
-//! (`../shared/corpus/rspec/advertisement/geni-portal__rspec-instageni-*.xml`
-//! and `request/iof-tools__2nodes.rspec`), of any size.
+//! (the GENI portal's InstaGENI advertisements and the iof-tools two-node
+//! request of the shared corpus), of any size.
 
 use std::fmt::Write;
 

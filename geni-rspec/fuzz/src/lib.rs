@@ -3,10 +3,10 @@
 //! includes this file and calls them with every committed seed and crash
 //! input, so a regression fails `cargo test`.
 
-use geni_rspec::manifest::{Ownership, build, check_request, placeholder_annotations};
 use geni_rspec::Document;
-use geni_rspec::{RspecKind, Validator};
+use geni_rspec::manifest::{Ownership, build, check_request, placeholder_annotations};
 use geni_rspec::{Node, RSpec};
+use geni_rspec::{RspecKind, Validator};
 use std::sync::OnceLock;
 
 /// The component manager the request path builds manifests for.

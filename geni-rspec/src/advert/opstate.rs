@@ -1,5 +1,6 @@
 //! The operational state machine a sliver type goes through once
-//! provisioned, as advertised with the opstate extension (AMAPI.md §2.15).
+//! provisioned, as advertised with the opstate extension (GENI AM API v3
+//! specification, section "Operational States").
 
 /// One sliver type's operational state machine.
 #[derive(Debug, Clone, PartialEq, Eq)]

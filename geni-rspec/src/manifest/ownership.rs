@@ -6,7 +6,8 @@
 //! * A link that lists `<component_manager>`s is ours when one of them is our
 //!   CM (it may span other CMs too: we fill in our part). A link that lists
 //!   none is ours when it has no end points or one of its `interface_ref`s is
-//!   an interface of ours (AMAPI.md §9).
+//!   an interface of ours (GENI RSpec v3, manifest RSpecs: each component
+//!   manager fills in its own part of a link).
 //!
 //! URNs are compared ignoring ASCII case, as GENI compares authorities.
 //!

@@ -101,7 +101,9 @@ mod tests {
     /// A document whose element `name` (in `namespace`, with `type` =
     /// `kind`) starts on line 3.
     fn root(namespace: Option<&str>, name: &str, kind: Option<&str>) -> geni_xml::Document {
-        let xmlns = namespace.map(|ns| format!(" xmlns=\"{ns}\"")).unwrap_or_default();
+        let xmlns = namespace
+            .map(|ns| format!(" xmlns=\"{ns}\""))
+            .unwrap_or_default();
         let kind = kind.map(|k| format!(" type=\"{k}\"")).unwrap_or_default();
         let text = format!("\n\n<{name}{xmlns}{kind}/>");
         geni_xml::Document::parse(text.as_bytes()).unwrap()
