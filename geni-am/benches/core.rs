@@ -16,9 +16,9 @@ use geni_am::core::types::{Principal, Selector};
 use geni_am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions};
 use geni_am::store::Store;
 use geni_am::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
+use geni_rspec::Document;
 use geni_rspec::manifest::{build, placeholder_annotations};
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{RspecKind, Validator};
+use geni_rspec::{RspecKind, Validator};
 
 const CM: &str = "urn:publicid:IDN+bench.example+authority+cm";
 const SLICE: &str = "urn:publicid:IDN+ch.bench.example+slice+bench";

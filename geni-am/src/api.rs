@@ -26,9 +26,9 @@ use args::{Options, Params};
 use auth::{Check, Presented};
 use chrono::{DateTime, Utc};
 use errors::bad_argument;
+use geni_credentials::Urn;
 use geni_credentials::privilege;
-use geni_credentials::trust::{TrustStore, VerifiedChain};
-use geni_credentials::urn::Urn;
+use geni_credentials::{TrustStore, VerifiedChain};
 use std::sync::Arc;
 
 /// Largest body [`Api::answer_body`] decodes (the server applies its own
@@ -292,7 +292,7 @@ fn credential_slice(method: &str, principal: &Principal) -> Result<String, AmErr
         .filter(|target| slice_urn(method, target).is_ok())
         .ok_or_else(|| {
             errors::refused(
-                geni_credentials::refusal::RefusalKind::CredentialMismatch,
+                geni_credentials::RefusalKind::CredentialMismatch,
                 format!("{method}: the credential does not target a slice"),
             )
         })

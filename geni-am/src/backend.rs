@@ -16,7 +16,7 @@ pub mod opennebula;
 pub mod sim;
 
 use crate::config::{BackendConfig, BackendKind};
-pub use geni_rspec::view::VmSize;
+pub use geni_rspec::VmSize;
 use std::sync::Arc;
 use thiserror::Error;
 

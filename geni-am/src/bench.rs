@@ -111,8 +111,8 @@ pub fn advertised_sliver_type(
 
 /// The first `sliver_type` of an available node of an advertisement.
 fn first_sliver_type(advertisement: &str) -> Option<String> {
-    let doc = geni_rspec::tree::Document::parse(advertisement.as_bytes()).ok()?;
-    let root = geni_rspec::view::RSpec::new(&doc).ok()?;
+    let doc = geni_rspec::Document::parse(advertisement.as_bytes()).ok()?;
+    let root = geni_rspec::RSpec::new(&doc).ok()?;
     root.nodes()
         .filter(|node| node.available_now() != Some(false))
         .find_map(|node| Some(node.sliver_type()?.name()?.into_owned()))

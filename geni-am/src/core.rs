@@ -32,7 +32,7 @@ pub use v2::{V2Resource, V2Status};
 use crate::geni::AmError;
 use crate::store::{Store, StoreError};
 use chrono::{DateTime, TimeDelta, Utc};
-use geni_rspec::validate::Validator;
+use geni_rspec::Validator;
 use std::sync::Arc;
 use types::SliverInfo;
 

@@ -24,7 +24,7 @@ use crate::config::{ServerConfig, TlsFileError, TlsIdentity};
 use crate::xmlrpc::{Call, Reply};
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer, web};
-use geni_credentials::trust::{TrustLoadError, TrustStore, VerifiedChain};
+use geni_credentials::{TrustLoadError, TrustStore, VerifiedChain};
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener};
 use std::pin::Pin;

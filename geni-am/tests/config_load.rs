@@ -267,9 +267,9 @@ fn a_missing_sim_section_or_file_is_named() {
 
 #[test]
 fn the_dev_credentials_authorise_alice_on_the_demo_slice_and_herself() {
+    use geni_credentials::TrustStore;
+    use geni_credentials::Urn;
     use geni_credentials::sfa::{Request, verify};
-    use geni_credentials::trust::TrustStore;
-    use geni_credentials::urn::Urn;
     let dir = tempfile::tempdir().unwrap();
     let pki = dev_init(dir.path(), "am.example.org", 443);
     assert_eq!(pki.url, "https://am.example.org:443/am/3");
@@ -293,7 +293,7 @@ fn the_dev_credentials_authorise_alice_on_the_demo_slice_and_herself() {
     }
     let config = std::fs::read_to_string(&pki.config).unwrap();
     assert!(config.contains("listen = \"0.0.0.0:443\""), "{config}");
-    let server = geni_credentials::cert::GeniCert::from_pem(
+    let server = geni_credentials::GeniCert::from_pem(
         &std::fs::read(dir.path().join("am-cert.pem")).unwrap(),
     )
     .unwrap();

@@ -5,9 +5,9 @@
 mod core_support;
 
 use core_support::*;
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{RspecKind, Validator};
-use geni_rspec::view::RSpec;
+use geni_rspec::Document;
+use geni_rspec::RSpec;
+use geni_rspec::{RspecKind, Validator};
 
 /// `(component_name, available)` of every advertised node.
 fn availability(ad: &str) -> Vec<(String, Option<bool>)> {

@@ -15,10 +15,10 @@ use geni_am::core::types::Selector;
 use geni_am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions};
 use geni_am::store::Store;
 use geni_am::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
+use geni_rspec::Document;
 use geni_rspec::manifest::{Ownership, urn_authority};
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{RspecKind, Validator};
-use geni_rspec::view::{Node, RSpec};
+use geni_rspec::{Node, RSpec};
+use geni_rspec::{RspecKind, Validator};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

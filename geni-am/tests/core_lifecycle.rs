@@ -221,7 +221,7 @@ fn later_allocates_add_slivers_and_describe_covers_them_all() {
             d.manifest
         );
     }
-    geni_rspec::tree::Document::parse(d.manifest.as_bytes()).expect("merged manifest parses");
+    geni_rspec::Document::parse(d.manifest.as_bytes()).expect("merged manifest parses");
     let dup =
         f.am.allocate(&p, SLICE, &request(&["a"], "default-vm"))
             .unwrap_err();

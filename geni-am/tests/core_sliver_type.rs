@@ -11,9 +11,9 @@ use core_support::*;
 use geni_am::core::{Aggregate, AggregateConfig, Policy};
 use geni_am::geni::GeniCode;
 use geni_am::store::Store;
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{RspecKind, Validator};
-use geni_rspec::view::RSpec;
+use geni_rspec::Document;
+use geni_rspec::RSpec;
+use geni_rspec::{RspecKind, Validator};
 use std::sync::Arc;
 
 /// A GENI v3 request around `body`.

@@ -11,8 +11,8 @@ use core_support::*;
 use geni_am::core::Aggregate;
 use geni_am::geni::GeniCode;
 use geni_am::store::components::ComponentRow;
-use geni_rspec::tree::Document;
-use geni_rspec::view::RSpec;
+use geni_rspec::Document;
+use geni_rspec::RSpec;
 
 /// One 4-CPU host whose `emulab-xen` type (1 CPU, 512 MiB) may grow to 4
 /// cores, 4096 MiB and a 20 GB disk.

@@ -18,8 +18,8 @@ on_both_stores!(OpenNebula:
 
 use geni_am::geni::GeniCode;
 use geni_am::store::components::ComponentRow;
-use geni_rspec::tree::Document;
-use geni_rspec::view::RSpec;
+use geni_rspec::Document;
+use geni_rspec::RSpec;
 use jobs_support::{AUTHORITY, Harness, SLICE, eventually, fast_jobs};
 use onesim::OneSim;
 

@@ -24,7 +24,7 @@ use geni_am::backend::{ExecuteSpec, InstallSpec};
 use geni_am::core::SshAccess;
 use geni_am::core::links::link_sliver_urn;
 use geni_am::core::types::{OperationalState as Op, Selector};
-use geni_rspec::validate::{RspecKind, Validator};
+use geni_rspec::{RspecKind, Validator};
 use jobs_support::{Harness, REQUEST, SLICE, corpus, fast_jobs};
 
 /// The two slivers (romeo first) once both VMs exist.

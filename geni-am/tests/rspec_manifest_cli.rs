@@ -1,9 +1,9 @@
 //! End to end: `geni-am rspec manifest --cm URN REQUEST` on real corpus
 //! files, run as the built binary.
 
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{RspecKind, Validator};
-use geni_rspec::view::RSpec;
+use geni_rspec::Document;
+use geni_rspec::RSpec;
+use geni_rspec::{RspecKind, Validator};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -139,7 +139,7 @@ fn a_file_over_the_size_limit_is_refused_before_reading() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("huge.xml");
     let file = std::fs::File::create(&path).unwrap();
-    let limit = geni_rspec::tree::Limits::default().max_bytes as u64;
+    let limit = geni_rspec::Limits::default().max_bytes as u64;
     file.set_len(limit + 1).unwrap();
     let text = failure(UTAH_EMULAB, &path);
     assert!(text.contains("larger than the"), "{text}");

@@ -10,7 +10,7 @@ use geni_am::config::ServerConfig;
 use geni_am::server::{self, ApiVersion, Dispatch, ReplyFuture, RunningServer};
 use geni_am::xmlrpc::{self, Call, Fault, Value, as_str, fault_code, member};
 use geni_credentials::devca::{Authority, Defect, Identity};
-use geni_credentials::trust::{TrustStore, VerifiedChain};
+use geni_credentials::{TrustStore, VerifiedChain};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;

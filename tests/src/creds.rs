@@ -137,7 +137,7 @@ impl Default for Stranger {
 fn sign(
     ca: &Authority,
     owner: &Identity,
-    target: &[geni_credentials::cert::GeniCert],
+    target: &[geni_credentials::GeniCert],
     expires: DateTime<Utc>,
 ) -> String {
     let spec = CredentialSpec {

@@ -10,12 +10,12 @@ use crate::core::types::Principal;
 use crate::geni::AmError;
 use crate::xmlrpc::{Value, as_str, member};
 use chrono::{DateTime, Utc};
+use geni_credentials::RefusalKind;
+use geni_credentials::Urn;
 use geni_credentials::privilege::{CredentialTarget, Requirement};
-use geni_credentials::refusal::RefusalKind;
 use geni_credentials::sfa::{self, VerifiedCredential, wire, wire::CredentialKind};
 use geni_credentials::speaksfor;
-use geni_credentials::trust::{TrustStore, VerifiedChain};
-use geni_credentials::urn::Urn;
+use geni_credentials::{TrustStore, VerifiedChain};
 
 /// The credentials of a call, sorted by type.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! malformed arguments, and the core's [`AmError`] (already coded).
 
 use crate::geni::{AmError, GeniCode};
-use geni_credentials::refusal::RefusalKind;
+use geni_credentials::RefusalKind;
 
 /// The GENI code a credential refusal is answered with.
 pub fn refusal_code(kind: RefusalKind) -> GeniCode {

@@ -7,7 +7,7 @@
 use super::envelope::{fields, text};
 use crate::xmlrpc::Value;
 use geni_credentials::sfa::wire::CREDENTIAL_TYPES;
-use geni_rspec::view::ns;
+use geni_rspec::ns;
 
 /// The absolute URLs of the two endpoints.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,12 +12,12 @@ use crate::geni::AmError;
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
-use geni_credentials::cert::{GeniCert, parse_chain};
+use geni_credentials::Urn;
 use geni_credentials::sfa::time::{format_expiry, parse_expiry};
 use geni_credentials::sfa::wire::{self, CredentialKind};
 use geni_credentials::sfa::{self, Request, VerifiedCredential};
-use geni_credentials::trust::{TrustStore, VerifiedChain};
-use geni_credentials::urn::Urn;
+use geni_credentials::{GeniCert, parse_chain};
+use geni_credentials::{TrustStore, VerifiedChain};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -13,7 +13,7 @@ use crate::server::{self, Dispatch};
 use crate::store::Store;
 use anyhow::Context;
 use clap::Args;
-use geni_credentials::trust::TrustStore;
+use geni_credentials::TrustStore;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //! reported with the dotted key that holds it.
 
 use super::{BackendKind, Config, ServerConfig, TlsIdentity};
-use geni_credentials::trust::TrustStore;
-use geni_credentials::urn::{Urn, UrnType};
+use geni_credentials::TrustStore;
+use geni_credentials::{Urn, UrnType};
 use std::net::SocketAddr;
 use std::path::Path;
 

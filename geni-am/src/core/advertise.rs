@@ -9,8 +9,8 @@ use crate::geni::AmError;
 use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
 use crate::store::outage;
 use chrono::TimeDelta;
+use geni_rspec::VmSize;
 use geni_rspec::advert::{self, DiskImage, Inventory, InventoryNode, Location, SliverOffer};
-use geni_rspec::view::VmSize;
 use std::collections::BTreeMap;
 
 /// How long an advertisement may be relied on.

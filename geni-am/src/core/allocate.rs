@@ -13,10 +13,10 @@ use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
 use crate::store::slivers::{self, SliverRow};
 use crate::store::{Conn, events, link_ranges, slices, to_unix};
 use chrono::{DateTime, Utc};
+use geni_rspec::Document;
 use geni_rspec::manifest::Ownership;
-use geni_rspec::tree::Document;
-use geni_rspec::validate::{IssueKind, RspecKind};
-use geni_rspec::view::{Node, RSpec};
+use geni_rspec::{IssueKind, RspecKind};
+use geni_rspec::{Node, RSpec};
 use std::collections::HashMap;
 
 /// What Allocate reports.

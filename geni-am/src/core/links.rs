@@ -9,10 +9,10 @@ use super::manifest::urn_name;
 use crate::backend::{ExecuteSpec, InstallSpec};
 use crate::core::types::AddressRange;
 use crate::geni::AmError;
-use geni_rspec::manifest::ownership::same_urn;
+use geni_rspec::Document;
+use geni_rspec::manifest::same_urn;
 use geni_rspec::manifest::urn_authority;
-use geni_rspec::tree::Document;
-use geni_rspec::view::{Interface, Ip, Link, Node, RSpec};
+use geni_rspec::{Interface, Ip, Link, Node, RSpec};
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 

@@ -12,12 +12,12 @@ use crate::core::types::{AllocationState, SliverAnnotations, UserKeys};
 use crate::geni::AmError;
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
+use geni_rspec::Document;
 use geni_rspec::manifest::{
     self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
     NodeAnnotation, Ownership, Proxy, SshUser,
 };
-use geni_rspec::tree::Document;
-use geni_rspec::view::{Link, Node, RSpec};
+use geni_rspec::{Link, Node, RSpec};
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -5,9 +5,9 @@
 //! elements are not carried over.
 
 use crate::geni::AmError;
+use geni_rspec::RSpec;
 use geni_rspec::manifest::Ownership;
-use geni_rspec::tree::{Document, NodeId, NodeKind};
-use geni_rspec::view::RSpec;
+use geni_rspec::{Document, NodeId, NodeKind};
 
 /// Appends this AM's (`cm`) nodes and links of `other` to `base`'s root.
 pub(super) fn append_owned(base: &mut Document, other: &Document, cm: &str) -> Result<(), AmError> {

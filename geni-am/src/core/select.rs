@@ -9,7 +9,7 @@ use crate::store::slices::{self, SliceRow};
 use crate::store::slivers::{self, SliverRow};
 use crate::store::{Conn, to_unix};
 use chrono::{DateTime, Utc};
-use geni_credentials::urn::Urn;
+use geni_credentials::Urn;
 
 /// The slice and slivers a selector names.
 pub(super) struct Selection {

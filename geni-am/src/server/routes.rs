@@ -21,7 +21,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::ContentType;
 use actix_web::rt::net::TcpStream;
 use actix_web::{HttpRequest, HttpResponse, web};
-use geni_credentials::trust::TrustStore;
+use geni_credentials::TrustStore;
 use std::any::Any;
 use std::cell::Cell;
 use std::sync::Arc;

@@ -13,8 +13,8 @@
 
 use crate::config::TlsIdentity;
 use chrono::Utc;
-use geni_credentials::cert::GeniCert;
-use geni_credentials::trust::{TrustStore, VerifiedChain};
+use geni_credentials::GeniCert;
+use geni_credentials::{TrustStore, VerifiedChain};
 use openssl::ssl::{SslAcceptor, SslAcceptorBuilder, SslMethod, SslRef, SslVerifyMode, SslVersion};
 use openssl::x509::X509StoreContextRef;
 use openssl::x509::store::X509StoreBuilder;

@@ -71,8 +71,8 @@ impl SliverRow {
     /// The size granted at Allocate (cores, memory, disk when sized), as
     /// the VM is created and the manifest shows it (also after a failure
     /// released its capacity).
-    pub fn granted_size(&self) -> Option<geni_rspec::view::VmSize> {
-        Some(geni_rspec::view::VmSize {
+    pub fn granted_size(&self) -> Option<geni_rspec::VmSize> {
+        Some(geni_rspec::VmSize {
             cores: u32::try_from(self.cores.unwrap_or(self.cpus)).ok()?,
             ram_mb: u64::try_from(self.ram_mb.unwrap_or(self.memory_mb)).ok()?,
             disk_gb: self.disk_gb.and_then(|gb| u64::try_from(gb).ok()),

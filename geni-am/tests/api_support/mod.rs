@@ -15,7 +15,7 @@ use geni_am::xmlrpc::{self, Value, member};
 use geni_credentials::devca::{Authority, Identity};
 use geni_credentials::privilege::Privilege;
 use geni_credentials::sign::{self, Algorithms, CredentialSpec};
-use geni_credentials::trust::{TrustStore, VerifiedChain};
+use geni_credentials::{TrustStore, VerifiedChain};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

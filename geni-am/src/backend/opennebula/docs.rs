@@ -32,7 +32,7 @@ pub use user::{UserDoc, parse_user, parse_user_pool};
 pub use vm::{NicDoc, VmDoc, parse_vm, parse_vm_pool};
 pub use vnet::{ArDoc, LeaseDoc, VnetDoc, parse_vnet, parse_vnet_pool};
 
-use geni_rspec::tree::{Limits, ParseError};
+use geni_rspec::{Limits, ParseError};
 
 /// Parser limits for `oned` documents. A full VM body has a few hundred
 /// nodes and nests about six levels; the bounds leave room for pools of

@@ -2,7 +2,7 @@
 //! identity. Exit status 0, or 2 when a file cannot be read or parsed.
 
 use clap::Args;
-use geni_credentials::cert::{GeniCert, parse_chain};
+use geni_credentials::{GeniCert, parse_chain};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -5,9 +5,9 @@
 
 use chrono::Utc;
 use clap::Args;
-use geni_credentials::cert::{GeniCert, parse_chain};
 use geni_credentials::sfa::time::parse_expiry;
-use geni_credentials::trust::{TrustStore, VerifiedChain};
+use geni_credentials::{GeniCert, parse_chain};
+use geni_credentials::{TrustStore, VerifiedChain};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -136,7 +136,7 @@ pub fn init(options: &InitOptions) -> Result<DevPki> {
 fn credential(
     ca: &Authority,
     owner: &Identity,
-    target: &[geni_credentials::cert::GeniCert],
+    target: &[geni_credentials::GeniCert],
 ) -> Result<String> {
     let spec = CredentialSpec {
         owner: &owner.chain(),

@@ -40,7 +40,7 @@ pub fn run(args: &ManifestArgs) -> ExitCode {
 
 /// Reads the request and builds its manifest with placeholder annotations.
 fn preview(args: &ManifestArgs) -> Result<Vec<u8>, String> {
-    let limit = geni_rspec::tree::Limits::default().max_bytes;
+    let limit = geni_rspec::Limits::default().max_bytes;
     let size = std::fs::metadata(&args.request)
         .map_err(|e| format!("cannot read: {e}"))?
         .len();
@@ -50,7 +50,7 @@ fn preview(args: &ManifestArgs) -> Result<Vec<u8>, String> {
         ));
     }
     let bytes = std::fs::read(&args.request).map_err(|e| format!("cannot read: {e}"))?;
-    let request = geni_rspec::tree::Document::parse(&bytes).map_err(|e| e.to_string())?;
+    let request = geni_rspec::Document::parse(&bytes).map_err(|e| e.to_string())?;
     geni_rspec::manifest::check_request(&request).map_err(|e| e.to_string())?;
     let annotations = geni_rspec::manifest::placeholder_annotations(&request, &args.cm)
         .map_err(|e| e.to_string())?;

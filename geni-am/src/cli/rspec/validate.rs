@@ -4,7 +4,7 @@
 //! not, 2 when a file cannot be read (or the schemas cannot be loaded).
 
 use clap::{Args, ValueEnum};
-use geni_rspec::validate::{Invalid, RspecKind, Validated, Validator};
+use geni_rspec::{Invalid, RspecKind, Validated, Validator};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -3,7 +3,7 @@
 //! element path and line. Shared by every document parser.
 
 use super::{DocError, DocProblem, LIMITS};
-use geni_rspec::tree::{Document, NodeId, NodeKind};
+use geni_rspec::{Document, NodeId, NodeKind};
 
 /// Parses `xml` and checks that its root element is `root`.
 pub(super) fn parse_document(xml: &str, root: &'static str) -> Result<Document, DocError> {

@@ -5,7 +5,7 @@
 
 use super::super::*;
 use super::{recorded, recorded_dir, response_string};
-use geni_rspec::tree::Document;
+use geni_rspec::Document;
 use std::collections::BTreeMap;
 use std::path::Path;
 
