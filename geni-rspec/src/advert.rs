@@ -7,7 +7,8 @@
 //! sliver type advertises the operational state machine (GENI AM API v3
 //! specification, section "Operational States").
 //! The document is written in one pass with a streaming writer, so ten
-//! thousand nodes take milliseconds, and it reads back with [`crate::tree`].
+//! thousand nodes take milliseconds, and it reads back with
+//! [`Document`](crate::Document).
 
 mod opstate;
 mod writer;

@@ -4,7 +4,7 @@
 //! [`build`] edits a copy of the request through the lossless tree: the root
 //! becomes `type="manifest"`, `xsi:schemaLocation` points at `manifest.xsd`
 //! instead of `request.xsd`, and the nodes, interfaces and links this AM is
-//! responsible for (see [`ownership`]) get the GENI attributes and elements
+//! responsible for (see [`Ownership`]) get the GENI attributes and elements
 //! the AM knows (`sliver_id`, `component_id`, `component_manager_id`, the
 //! `<sliver_type>` it chose for a node that named none, `mac_address`, `<ip>`, `<host>`, `<services><login>`, the ssh-user and
 //! proxy extensions). Everything else — unknown elements and attributes with

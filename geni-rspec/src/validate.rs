@@ -172,7 +172,7 @@ pub struct Validated {
     pub kind: RspecKind,
 }
 
-/// Validates RSpec documents against the shared [`SchemaSet`].
+/// Validates RSpec documents against the shared, compiled RSpec schemas.
 #[derive(Debug, Clone)]
 pub struct Validator {
     schemas: &'static SchemaSet,

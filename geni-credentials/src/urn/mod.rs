@@ -33,7 +33,7 @@ pub enum UrnError {
     /// The text does not start with `urn:publicid:IDN+`.
     #[error("{0:?} is not a GENI URN: it must start with \"urn:publicid:IDN+\"")]
     BadPrefix(String),
-    /// The text is longer than [`MAX_URN_LEN`].
+    /// The text is longer than `MAX_URN_LEN`.
     #[error("URN is {len} bytes long; at most {MAX_URN_LEN} are accepted")]
     TooLong {
         /// Length of the rejected text.
@@ -217,7 +217,7 @@ impl Urn {
         format!("IDN {}", from_urn_form(&self.text[URN_PREFIX.len()..]))
     }
 
-    /// The SFA human-readable name (see [`hrn_components`] for the format).
+    /// The SFA human-readable name (see `hrn_components` for the format).
     pub fn hrn(&self) -> String {
         hrn::hrn_of(
             self.authority(),
