@@ -9,6 +9,7 @@ mod creation;
 pub mod inventory;
 pub mod lifecycle;
 mod placement;
+pub mod record;
 pub mod seed;
 pub mod state;
 pub mod vnet;

@@ -4,6 +4,7 @@
 
 use crate::cloud::Cloud;
 use crate::cloud::lifecycle::{History, Vm};
+use crate::cloud::record::Pooled;
 use crate::cloud::seed;
 use crate::cloud::vnet::{Lease, Vnet, ip_at, mac_at};
 use crate::template::Template;

@@ -3,6 +3,7 @@
 //! effect on the cloud with oned's reply texts.
 
 use crate::cloud::inventory::Kind;
+use crate::cloud::record::Pooled;
 use crate::cloud::state::VmState;
 use crate::cloud::{Cloud, seed};
 use crate::docs;

@@ -3,6 +3,7 @@
 //! refused while leases are in use) and hosts (`one.host.allocate`).
 
 use crate::cloud::Cloud;
+use crate::cloud::record::Pooled;
 use crate::cloud::vnet::{Vnet, ip_at, mac_at};
 use crate::refusal::Refusal;
 use crate::template::{self, Template};

@@ -6,6 +6,7 @@
 use crate::cloud::Cloud;
 use crate::cloud::inventory::Kind;
 use crate::cloud::lifecycle::Delays;
+use crate::cloud::record::Pooled;
 use crate::cloud::seed;
 use crate::docs;
 use crate::faults::TransportFault;

@@ -6,6 +6,7 @@
 use super::Cloud;
 use super::inventory::Inventory;
 use super::lifecycle::NewVm;
+use super::record::Pooled;
 use super::vnet::{ip_at, mac_at};
 use crate::refusal::Refusal;
 use crate::template::{Attr, AttrValue, Template};

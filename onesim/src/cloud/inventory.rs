@@ -2,6 +2,7 @@
 //! their capacity, the virtual networks, the images and the VM templates,
 //! seeded from the recorded objects and changed by the API or a test.
 
+use super::record::{Pooled, Record};
 use super::seed;
 use super::vnet::Vnet;
 use crate::xml::Element;
@@ -9,8 +10,7 @@ use crate::xml::Element;
 /// A host: its document and its capacity.
 #[derive(Debug, Clone)]
 pub struct Host {
-    id: i32,
-    doc: Element,
+    record: Record,
     max_cpu: i64,
     max_mem: i64,
 }
@@ -24,26 +24,10 @@ impl Host {
                 .unwrap_or(0)
         };
         Host {
-            id,
             max_cpu: max("MAX_CPU"),
             max_mem: max("MAX_MEM"),
-            doc,
+            record: Record::new(id, doc),
         }
-    }
-
-    /// ID.
-    pub fn id(&self) -> i32 {
-        self.id
-    }
-
-    /// The document as recorded or last changed.
-    pub fn doc(&self) -> &Element {
-        &self.doc
-    }
-
-    /// NAME.
-    pub fn name(&self) -> &str {
-        self.doc.value_at("NAME")
     }
 
     /// MAX_CPU (percent).
@@ -58,7 +42,13 @@ impl Host {
 
     /// Whether the scheduler places VMs on it (STATE MONITORED).
     pub fn is_monitored(&self) -> bool {
-        self.doc.value_at("STATE") == "2"
+        self.doc().value_at("STATE") == "2"
+    }
+}
+
+impl Pooled for Host {
+    fn record(&self) -> &Record {
+        &self.record
     }
 }
 
@@ -117,7 +107,7 @@ impl Inventory {
 
     /// The position of host `id` among [`Inventory::hosts`].
     pub fn host_index(&self, id: i32) -> Option<usize> {
-        self.hosts.iter().position(|h| h.id == id)
+        self.hosts.iter().position(|h| h.id() == id)
     }
 
     /// The name of the host at `index` (empty when there is none).
@@ -127,7 +117,7 @@ impl Inventory {
 
     /// Adds a host under the next free id; returns the id.
     pub fn add_host(&mut self, doc: impl FnOnce(i32) -> Element) -> i32 {
-        let id = self.hosts.iter().map(|h| h.id + 1).max().unwrap_or(0);
+        let id = self.hosts.iter().map(|h| h.id() + 1).max().unwrap_or(0);
         self.hosts.push(Host::new(id, doc(id)));
         id
     }
@@ -149,24 +139,24 @@ impl Inventory {
         key: &str,
         value: &str,
     ) -> bool {
-        let Some(host) = self.hosts.iter_mut().find(|h| h.id == id) else {
+        let Some(host) = self.hosts.iter_mut().find(|h| h.id() == id) else {
             return false;
         };
         let target = match section {
-            Some(name) => host.doc.child_mut(name),
-            None => Some(&mut host.doc),
+            Some(name) => host.record.doc_mut().child_mut(name),
+            None => Some(host.record.doc_mut()),
         };
         target.map(|t| t.set_value(key, value)).is_some()
     }
 
     /// Sets host `id`'s MAX_CPU (percent) and MAX_MEM (KiB), in its document too.
     pub fn set_host_capacity(&mut self, id: i32, max_cpu: i64, max_mem: i64) -> bool {
-        let Some(host) = self.hosts.iter_mut().find(|h| h.id == id) else {
+        let Some(host) = self.hosts.iter_mut().find(|h| h.id() == id) else {
             return false;
         };
         host.max_cpu = max_cpu;
         host.max_mem = max_mem;
-        if let Some(share) = host.doc.child_mut("HOST_SHARE") {
+        if let Some(share) = host.record.doc_mut().child_mut("HOST_SHARE") {
             share.set_value("MAX_CPU", max_cpu.to_string());
             share.set_value("MAX_MEM", max_mem.to_string());
         }

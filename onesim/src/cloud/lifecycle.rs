@@ -298,15 +298,29 @@ fn enter(vm: &mut Vm, target: LcmState, at: i64, delays: Delays) {
     vm.next = Some((at + millis(delay), then));
 }
 
+/// A phase ends and the next begins: the VM enters `lcm`, the last HISTORY
+/// record gets its stamps, and `then` is due after `delay`.
+fn next_phase(
+    vm: &mut Vm,
+    lcm: LcmState,
+    stamp: fn(&mut History, i64),
+    at: i64,
+    (delay, then): (Duration, Step),
+) {
+    vm.lcm = lcm;
+    if let Some(h) = vm.history.last_mut() {
+        stamp(h, at / 1000);
+    }
+    vm.next = Some((at + millis(delay), then));
+}
+
 /// PROLOG ends: BOOT starts.
 fn prolog_done(vm: &mut Vm, at: i64, delays: Delays) {
-    let secs = at / 1000;
-    vm.lcm = LcmState::Boot;
-    if let Some(h) = vm.history.last_mut() {
+    let stamp = |h: &mut History, secs| {
         h.petime = secs;
         h.rstime = secs;
-    }
-    vm.next = Some((at + millis(delays.boot), Step::BootDone));
+    };
+    next_phase(vm, LcmState::Boot, stamp, at, (delays.boot, Step::BootDone));
 }
 
 /// BOOT ends: RUNNING with a DEPLOY_ID, or BOOT_FAILURE with oned's ERROR
@@ -340,11 +354,10 @@ fn come_to_rest(vm: &mut Vm, state: VmState, secs: i64) {
 
 /// SHUTDOWN ends: EPILOG starts.
 fn shutdown_done(vm: &mut Vm, at: i64, delays: Delays) {
-    let secs = at / 1000;
-    vm.lcm = LcmState::Epilog;
-    if let Some(h) = vm.history.last_mut() {
+    let stamp = |h: &mut History, secs| {
         h.retime = secs;
         h.estime = secs;
-    }
-    vm.next = Some((at + millis(delays.epilog), Step::EpilogDone));
+    };
+    let then = (delays.epilog, Step::EpilogDone);
+    next_phase(vm, LcmState::Epilog, stamp, at, then);
 }

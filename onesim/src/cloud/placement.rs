@@ -3,6 +3,7 @@
 //! SCHED_MESSAGE oned's scheduler writes when none has.
 
 use super::inventory::Host;
+use super::record::Pooled;
 use crate::xml::Element;
 
 /// The index of the host to place a VM charging `cpu` (percent) and

@@ -2,6 +2,7 @@
 //! held on it (by VMs, or by reservations carved out of it), and the
 //! arithmetic from a lease's index to its IPv4 and MAC addresses.
 
+use super::record::{Pooled, Record};
 use crate::xml::Element;
 
 /// A lease of one address of the range.
@@ -23,8 +24,7 @@ impl Lease {
 /// A virtual network: its document and its leases.
 #[derive(Debug, Clone)]
 pub struct Vnet {
-    id: i32,
-    doc: Element,
+    record: Record,
     leases: Vec<Lease>,
     next_index: u32,
     size: u32,
@@ -36,28 +36,12 @@ impl Vnet {
     pub fn new(id: i32, doc: Element) -> Self {
         let size = doc.value_at("AR_POOL/AR/SIZE").parse().unwrap_or(0);
         Vnet {
-            id,
-            doc,
+            record: Record::new(id, doc),
             leases: Vec::new(),
             next_index: 0,
             size,
             ever_leased: false,
         }
-    }
-
-    /// ID.
-    pub fn id(&self) -> i32 {
-        self.id
-    }
-
-    /// The document as stored.
-    pub fn doc(&self) -> &Element {
-        &self.doc
-    }
-
-    /// NAME.
-    pub fn name(&self) -> &str {
-        self.doc.value_at("NAME")
     }
 
     /// Leases in use.
@@ -77,12 +61,12 @@ impl Vnet {
 
     /// The first address of the AR.
     pub fn first_ip(&self) -> &str {
-        self.doc.value_at("AR_POOL/AR/IP")
+        self.doc().value_at("AR_POOL/AR/IP")
     }
 
     /// The first MAC address of the AR.
     pub fn first_mac(&self) -> &str {
-        self.doc.value_at("AR_POOL/AR/MAC")
+        self.doc().value_at("AR_POOL/AR/MAC")
     }
 
     fn used(&self, index: u32) -> bool {
@@ -164,6 +148,12 @@ impl Vnet {
     /// Releases the lease of address `index`.
     pub fn release_index(&mut self, index: u32) {
         self.leases.retain(|l| l.index != index);
+    }
+}
+
+impl Pooled for Vnet {
+    fn record(&self) -> &Record {
+        &self.record
     }
 }
 
