@@ -23,7 +23,7 @@ pub const CONFIG: &str = include_str!("../../seed/config.xml");
 
 /// A seed document as an element tree. The seeds are constants of this
 /// crate, checked by its tests, so a parse failure is a build defect.
-pub fn element(text: &str) -> Element {
+pub(crate) fn element(text: &str) -> Element {
     xml::parse(text).unwrap_or_else(|e| panic!("seed document does not parse: {e}"))
 }
 
