@@ -84,12 +84,10 @@ impl Cloud {
         let sim = OneSim::start(SimSettings::default());
         sim.set_host_capacity(0, 100_000, 1 << 32);
         // The corpus request names this image: the simulator gets one of that name.
-        sim.with_cloud(|cloud| {
-            let mut image = cloud.images[0].clone();
-            image.set_value("ID", "1");
-            image.set_value("NAME", IMAGE);
-            cloud.images.push(image);
-        });
+        let mut image = onesim::xml::parse(onesim::seed::IMAGE).unwrap();
+        image.set_value("ID", "1");
+        image.set_value("NAME", IMAGE);
+        sim.put_image(image);
         let config = one_section(&sim.endpoint());
         let client = Arc::new(config.client().unwrap());
         let driver = OpenNebulaCloud::new(
@@ -109,7 +107,8 @@ impl Cloud {
     /// without an XML-RPC call).
     fn all_gone(&self) -> bool {
         if let Some((sim, _)) = &self.one {
-            let vms_done = sim.with_cloud(|c| c.vms.values().all(|vm| vm.state == 6));
+            let done = |id| sim.vm_state(id).is_some_and(|(state, _)| state == 6);
+            let vms_done = sim.vm_ids().into_iter().all(done);
             return vms_done && sim.vnet_ids() == [0];
         }
         let sim = self.sim.as_ref().expect("one of the two clouds");
@@ -237,7 +236,7 @@ fn count_calls(name: &str, request: &str) {
     let Some((sim, client)) = &setup.cloud.one else {
         return;
     };
-    let counts = || sim.with_cloud(|c| c.call_counts.clone());
+    let counts = || sim.call_counts();
     let (before, calls_before) = (counts(), client.calls());
     let vms: usize = (0..COUNTED).map(|_| setup.lifecycle(request)).sum();
     let after = counts();

@@ -29,8 +29,8 @@ const SEEDED: &str = "localhost";
 /// Its OpenNebula id.
 const SEEDED_ID: i32 = 0;
 /// OpenNebula's host states (`STATE`).
-const MONITORED: &str = "2";
-const DISABLED: &str = "4";
+const MONITORED: i32 = 2;
+const DISABLED: i32 = 4;
 
 fn component_id(name: &str) -> String {
     format!("urn:publicid:IDN+{AUTHORITY}+node+{name}")
@@ -71,14 +71,6 @@ fn row(harness: &Harness, name: &str) -> ComponentRow {
         .unwrap_or_else(|| panic!("no component {id}"))
 }
 
-/// Sets the `STATE` of host `id`, as `onehost disable`/`enable` does.
-fn set_host_state(onesim: &OneSim, id: i32, state: &str) {
-    onesim.with_cloud(|cloud| {
-        let host = cloud.hosts.iter_mut().find(|h| h.id == id).unwrap();
-        host.doc.set_value("STATE", state);
-    });
-}
-
 /// Creates host `name` through `one.host.allocate` (as `onehost create`
 /// does), then gives it what its first monitoring reports: MONITORED, with
 /// `cpus` cores and `memory_mib` MiB. Returns its id.
@@ -93,11 +85,8 @@ fn add_host(onesim: &OneSim, name: &str, cpus: i64, memory_mib: i64) -> i32 {
     );
     let reply = onesim.answer(&call);
     assert!(reply.contains("<boolean>1</boolean>"), "{reply}");
-    let id = onesim.with_cloud(|cloud| {
-        let host = cloud.hosts.iter().find(|h| h.doc.value_at("NAME") == name);
-        host.unwrap().id
-    });
-    set_host_state(onesim, id, MONITORED);
+    let id = onesim.host_id(name).unwrap();
+    onesim.set_host_state(id, MONITORED);
     onesim.set_host_capacity(id, cpus * 100, memory_mib * 1024);
     id
 }
@@ -114,13 +103,13 @@ fn a_disabled_or_filled_host_is_advertised_unavailable_after_a_refresh(mut harne
     assert_eq!(advertised(&harness, true), [(SEEDED.to_owned(), true)]);
     harness.start(fast_jobs());
 
-    set_host_state(harness.onesim(), SEEDED_ID, DISABLED);
+    harness.onesim().set_host_state(SEEDED_ID, DISABLED);
     wait_available(&harness, &[]);
     assert_eq!(advertised(&harness, false), [(SEEDED.to_owned(), false)]);
     let disabled = row(&harness, SEEDED);
     assert_eq!((disabled.cpus, disabled.memory_mb), (800, 16384), "kept");
 
-    set_host_state(harness.onesim(), SEEDED_ID, MONITORED);
+    harness.onesim().set_host_state(SEEDED_ID, MONITORED);
     wait_available(&harness, &[SEEDED]);
 
     // Others' VMs leave less than the smallest type (0.5 CPU) unallocated.
@@ -159,9 +148,7 @@ fn a_host_removed_under_a_sliver_stays_unavailable_with_its_sliver(mut harness: 
         .unwrap();
 
     // `onehost delete`: the sliver is only allocated, so the host has no VM.
-    harness
-        .onesim()
-        .with_cloud(|cloud| cloud.hosts.retain(|h| h.id != spare));
+    assert!(harness.onesim().remove_host(spare));
     wait_available(&harness, &[SEEDED]);
     assert_eq!(
         advertised(&harness, false),
@@ -188,8 +175,8 @@ fn a_backend_error_keeps_the_components_as_they_were(mut harness: Harness) {
     // The password changes in OpenNebula, not in the aggregate's
     // configuration: every call fails. Meanwhile the host is disabled.
     let onesim = harness.onesim();
-    onesim.with_cloud(|cloud| cloud.users[0].1 = "rotated".into());
-    set_host_state(onesim, SEEDED_ID, DISABLED);
+    onesim.set_password("oneadmin", "rotated");
+    onesim.set_host_state(SEEDED_ID, DISABLED);
     // Each refresh (every 100 ms) starts with the VM pool, what this
     // aggregate's VMs hold, and that call is refused; the poller (every
     // 50 ms) reads the pool too, so twelve refused reads span at least
@@ -201,6 +188,6 @@ fn a_backend_error_keeps_the_components_as_they_were(mut harness: Harness) {
     assert_eq!(harness.store.components().unwrap(), before);
     assert_eq!(advertised(&harness, true), [(SEEDED.to_owned(), true)]);
 
-    onesim.with_cloud(|cloud| cloud.users[0].1 = "onetest".into());
+    onesim.set_password("oneadmin", "onetest");
     wait_available(&harness, &[]);
 }

@@ -2,7 +2,11 @@
 //! the exact element order and text/CDATA form of oned 7.4.0, then narrowed to
 //! the schema of the release being played (see [`crate::versions`]).
 
-use crate::cloud::{Cloud, History, Vm, Vnet};
+use crate::cloud::Cloud;
+use crate::cloud::lifecycle::{History, Vm};
+use crate::cloud::record::Pooled;
+use crate::cloud::seed;
+use crate::cloud::vnet::{Lease, Vnet, ip_at, mac_at};
 use crate::template::Template;
 use crate::versions;
 use crate::xml::{Content, Element};
@@ -36,14 +40,14 @@ fn owner() -> Vec<Element> {
 }
 
 fn history_full(cloud: &Cloud, vm: &Vm, h: &History) -> Element {
-    let host = cloud.hosts.get(h.host);
-    let hostname = host.map_or("", |h| h.doc.value_at("NAME"));
-    let hid = host.map_or(-1, |h| h.id);
+    let host = cloud.inventory().hosts().get(h.host);
+    let hostname = host.map_or("", |h| h.name());
+    let hid = host.map_or(-1, |h| h.id());
     let (uid, gid) = (h.uid, h.uid);
     Element::parent(
         "HISTORY",
         vec![
-            num("OID", vm.id),
+            num("OID", vm.id()),
             num("SEQ", h.seq),
             Element::text("HOSTNAME", hostname),
             num("HID", hid),
@@ -70,47 +74,47 @@ fn history_full(cloud: &Cloud, vm: &Vm, h: &History) -> Element {
 }
 
 fn deploy_id(vm: &Vm) -> Element {
-    if vm.deploy_id.is_empty() {
+    if vm.deploy_id().is_empty() {
         Element {
             name: "DEPLOY_ID".into(),
             content: Content::Open,
         }
     } else {
-        Element::text("DEPLOY_ID", vm.deploy_id.clone())
+        Element::text("DEPLOY_ID", vm.deploy_id())
     }
 }
 
 /// The full `<VM>` body of `one.vm.info`; `all_history` false keeps only the last record (infoextended).
 pub fn vm_full(cloud: &Cloud, vm: &Vm, all_history: bool) -> Element {
-    let mut children = vec![num("ID", vm.id)];
+    let mut children = vec![num("ID", vm.id())];
     children.extend(owner());
-    children.push(Element::text("NAME", vm.name.clone()));
+    children.push(Element::text("NAME", vm.name()));
     children.push(permissions());
     let mut monitoring: Vec<Element> = vm
-        .monitoring
+        .monitoring()
         .iter()
         .map(|(k, v)| Element::cdata(k, v.clone()))
         .collect();
     monitoring.sort_by(|a, b| a.name.cmp(&b.name));
     children.extend([
-        num("LAST_POLL", vm.last_poll),
-        num("STATE", vm.state),
-        num("LCM_STATE", vm.lcm),
-        num("PREV_STATE", vm.state),
-        num("PREV_LCM_STATE", vm.lcm),
+        num("LAST_POLL", vm.last_poll()),
+        num("STATE", vm.state().number()),
+        num("LCM_STATE", vm.lcm().number()),
+        num("PREV_STATE", vm.state().number()),
+        num("PREV_LCM_STATE", vm.lcm().number()),
         num("RESCHED", 0),
-        num("STIME", vm.stime),
-        num("ETIME", vm.etime),
+        num("STIME", vm.stime()),
+        num("ETIME", vm.etime()),
         deploy_id(vm),
         Element::parent_open("MONITORING", monitoring),
         Element::parent_open("SCHED_ACTIONS", Vec::new()),
-        Element::parent_open("TEMPLATE", vm.template.to_elements()),
-        Element::parent_open("USER_TEMPLATE", vm.user_template.to_elements()),
+        Element::parent_open("TEMPLATE", vm.template().to_elements()),
+        Element::parent_open("USER_TEMPLATE", vm.user_template().to_elements()),
     ]);
     let records: Vec<&History> = if all_history {
-        vm.history.iter().collect()
+        vm.history().iter().collect()
     } else {
-        vm.history.last().into_iter().collect()
+        vm.history().last().into_iter().collect()
     };
     children.push(Element::parent(
         "HISTORY_RECORDS",
@@ -126,7 +130,7 @@ pub fn vm_full(cloud: &Cloud, vm: &Vm, all_history: bool) -> Element {
             Element::parent_open("BACKUP_IDS", Vec::new()),
         ],
     ));
-    versions::adapt_vm(cloud.version, Element::parent("VM", children))
+    versions::adapt_vm(cloud.version(), Element::parent("VM", children))
 }
 
 const REDUCED_DISK: [&str; 11] = [
@@ -191,16 +195,16 @@ fn reduced_vectors(template: &Template, name: &str, keep: &[&str]) -> Vec<Elemen
 pub fn vm_reduced(cloud: &Cloud, vm: &Vm) -> Element {
     let mut template = Vec::new();
     for key in ["CPU", "MEMORY", "VCPU"] {
-        template.push(match vm.template.single(key) {
+        template.push(match vm.template().single(key) {
             Some(v) => Element::text(key, v),
             None => Element::parent_open(key, Vec::new()),
         });
     }
-    template.extend(reduced_vectors(&vm.template, "DISK", &REDUCED_DISK));
-    template.extend(reduced_vectors(&vm.template, "NIC", &REDUCED_NIC));
+    template.extend(reduced_vectors(vm.template(), "DISK", &REDUCED_DISK));
+    template.extend(reduced_vectors(vm.template(), "NIC", &REDUCED_NIC));
     let user: Vec<Element> = Template {
         attrs: vm
-            .user_template
+            .user_template()
             .attrs
             .iter()
             .filter(|a| REDUCED_USER.contains(&a.name.as_str()))
@@ -209,17 +213,17 @@ pub fn vm_reduced(cloud: &Cloud, vm: &Vm) -> Element {
     }
     .to_elements();
     let history: Vec<Element> = vm
-        .history
+        .history()
         .last()
         .map(|h| {
-            let host = cloud.hosts.get(h.host);
+            let host = cloud.inventory().hosts().get(h.host);
             Element::parent(
                 "HISTORY",
                 vec![
-                    num("OID", vm.id),
+                    num("OID", vm.id()),
                     num("SEQ", h.seq),
-                    Element::cdata("HOSTNAME", host.map_or("", |h| h.doc.value_at("NAME"))),
-                    num("HID", host.map_or(-1, |h| h.id)),
+                    Element::cdata("HOSTNAME", host.map_or("", |h| h.name())),
+                    num("HID", host.map_or(-1, |h| h.id())),
                     num("CID", 0),
                     num("DS_ID", 0),
                     Element::cdata("VM_MAD", "dummy"),
@@ -230,28 +234,28 @@ pub fn vm_reduced(cloud: &Cloud, vm: &Vm) -> Element {
         })
         .into_iter()
         .collect();
-    let mut children = vec![num("ID", vm.id)];
+    let mut children = vec![num("ID", vm.id())];
     children.extend(owner());
-    children.push(Element::text("NAME", vm.name.clone()));
+    children.push(Element::text("NAME", vm.name()));
     children.extend([
         num("LAST_POLL", 0),
-        num("STATE", vm.state),
-        num("LCM_STATE", vm.lcm),
+        num("STATE", vm.state().number()),
+        num("LCM_STATE", vm.lcm().number()),
         num("RESCHED", 0),
-        num("STIME", vm.stime),
-        num("ETIME", vm.etime),
+        num("STIME", vm.stime()),
+        num("ETIME", vm.etime()),
         deploy_id(vm),
         Element::parent_open("TEMPLATE", template),
         Element::parent("MONITORING", Vec::new()),
         // oned filters the stored USER_TEMPLATE: an emptied one stays open, a never-filled one is self-closed.
-        if vm.user_template.attrs.is_empty() {
+        if vm.user_template().attrs.is_empty() {
             Element::parent("USER_TEMPLATE", user)
         } else {
             Element::parent_open("USER_TEMPLATE", user)
         },
         Element::parent("HISTORY_RECORDS", history),
     ]);
-    versions::adapt_vm_reduced(cloud.version, Element::parent("VM", children))
+    versions::adapt_vm_reduced(cloud.version(), Element::parent("VM", children))
 }
 
 /// A pool document: `root` holding `items`, `<ROOT></ROOT>` when empty.
@@ -261,9 +265,9 @@ pub fn pool(root: &str, items: Vec<Element>) -> Element {
 
 /// The `<HOST>` document with allocations; `monitoring` false empties MONITORING as the pool does.
 pub fn host(cloud: &Cloud, index: usize, monitoring: bool) -> Option<Element> {
-    let host = cloud.hosts.get(index)?;
+    let host = cloud.inventory().hosts().get(index)?;
     let (cpu, mem, vms) = cloud.host_usage(index);
-    let mut doc = host.doc.clone();
+    let mut doc = host.doc().clone();
     if let Some(share) = doc.child_mut("HOST_SHARE") {
         share.set_value("MEM_USAGE", mem.to_string());
         share.set_value("CPU_USAGE", cpu.to_string());
@@ -273,7 +277,7 @@ pub fn host(cloud: &Cloud, index: usize, monitoring: bool) -> Option<Element> {
     if !monitoring {
         doc.set_children("MONITORING", Vec::new());
     }
-    Some(versions::adapt_host(cloud.version, doc, cpu, mem))
+    Some(versions::adapt_host(cloud.version(), doc, cpu, mem))
 }
 
 /// The owner word of an `ALLOCATED` entry: a VM (mask 0x1000000000) or, for
@@ -287,11 +291,15 @@ fn lease_owner(owner: i32) -> u64 {
 
 /// The `<VNET>` document; `pool_form` gives the `one.vnpool.info` AR shape (ALLOCATED, no LEASES).
 pub fn vnet(cloud: &Cloud, vnet: &Vnet, pool_form: bool) -> Element {
-    let mut doc = vnet.doc.clone();
-    let mut leases: Vec<_> = vnet.leases.clone();
+    let mut doc = vnet.doc().clone();
+    let mut leases: Vec<Lease> = vnet.leases().to_vec();
     leases.sort_by_key(|l| l.index);
     doc.set_value("USED_LEASES", leases.len().to_string());
-    let mut users: Vec<i32> = leases.iter().map(|l| l.vm).filter(|vm| *vm >= 0).collect();
+    let mut users: Vec<i32> = leases
+        .iter()
+        .map(|l| l.owner)
+        .filter(|vm| *vm >= 0)
+        .collect();
     users.sort_unstable();
     users.dedup();
     doc.set_children(
@@ -299,11 +307,11 @@ pub fn vnet(cloud: &Cloud, vnet: &Vnet, pool_form: bool) -> Element {
         users.iter().map(|id| num("ID", id)).collect(),
     );
     if let Some(ar) = doc.child_mut("AR_POOL").and_then(|p| p.child_mut("AR")) {
-        ar.set_value("NEXT_INDEX", vnet.next_index.to_string());
+        ar.set_value("NEXT_INDEX", vnet.next_index().to_string());
         if pool_form {
             let allocated: String = leases
                 .iter()
-                .map(|l| format!(" {} {}", l.index, lease_owner(l.vm)))
+                .map(|l| format!(" {} {}", l.index, lease_owner(l.owner)))
                 .collect();
             let keep: Vec<Element> = ar
                 .children()
@@ -317,7 +325,7 @@ pub fn vnet(cloud: &Cloud, vnet: &Vnet, pool_form: bool) -> Element {
                 .cloned()
                 .collect();
             let mut members = keep;
-            if vnet.ever_leased {
+            if vnet.ever_leased() {
                 members.insert(0, Element::cdata("ALLOCATED", allocated));
             }
             *ar = Element::parent("AR", members);
@@ -331,12 +339,12 @@ pub fn vnet(cloud: &Cloud, vnet: &Vnet, pool_form: bool) -> Element {
                     Element::parent(
                         "LEASE",
                         vec![
-                            Element::cdata("IP", crate::cloud::ip_at(&first_ip, l.index)),
-                            Element::cdata("MAC", crate::cloud::mac_at(&first_mac, l.index)),
-                            if l.vm >= 0 {
-                                Element::cdata("VM", l.vm.to_string())
+                            Element::cdata("IP", ip_at(&first_ip, l.index)),
+                            Element::cdata("MAC", mac_at(&first_mac, l.index)),
+                            if l.owner >= 0 {
+                                Element::cdata("VM", l.owner.to_string())
                             } else {
-                                Element::cdata("VNET", (-l.vm - 1).to_string())
+                                Element::cdata("VNET", (-l.owner - 1).to_string())
                             },
                         ],
                     )
@@ -345,21 +353,31 @@ pub fn vnet(cloud: &Cloud, vnet: &Vnet, pool_form: bool) -> Element {
             ar.set_children("LEASES", items);
         }
     }
-    versions::adapt_vnet(cloud.version, doc)
+    versions::adapt_vnet(cloud.version(), doc)
 }
 
 /// The cluster pool: cluster "default" listing the current hosts and networks.
 pub fn cluster_pool(cloud: &Cloud) -> Element {
-    let mut pool = crate::xml::parse(crate::cloud::seed::CLUSTER_POOL)
-        .unwrap_or_else(|_| pool("CLUSTER_POOL", Vec::new()));
+    let mut pool =
+        crate::xml::parse(seed::CLUSTER_POOL).unwrap_or_else(|_| pool("CLUSTER_POOL", Vec::new()));
     if let Some(cluster) = pool.child_mut("CLUSTER") {
         cluster.set_children(
             "HOSTS",
-            cloud.hosts.iter().map(|h| num("ID", h.id)).collect(),
+            cloud
+                .inventory()
+                .hosts()
+                .iter()
+                .map(|h| num("ID", h.id()))
+                .collect(),
         );
         cluster.set_children(
             "VNETS",
-            cloud.vnets.iter().map(|v| num("ID", v.id)).collect(),
+            cloud
+                .inventory()
+                .vnets()
+                .iter()
+                .map(|v| num("ID", v.id()))
+                .collect(),
         );
     }
     pool

@@ -24,20 +24,34 @@
 //! sim.fail_next_boots(1);
 //! assert_eq!(sim.call_count("one.template.instantiate"), 0);
 //! ```
+//!
+//! Inside, each module imports only those below it: `xml`, `template` and
+//! `version` at the bottom; `cloud` (the inventory, the life-cycle engine
+//! with the VM states, and the journal of calls) with `faults` (what a test
+//! injects) and `refusal` (oned's error replies); `docs`, `networks` and
+//! `methods`, which answer the XML-RPC calls; `server` (HTTP) and `sim`
+//! (the [`OneSim`] handle) on top.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
-pub mod cloud;
-pub mod docs;
-pub mod methods;
-pub mod networks;
-pub mod server;
-pub mod template;
-pub mod version;
-pub mod versions;
+mod cloud;
+mod docs;
+mod faults;
+mod methods;
+mod networks;
+mod refusal;
+mod server;
+mod sim;
+mod template;
+mod version;
+mod versions;
 pub mod xml;
-pub mod xmlrpc;
+mod xmlrpc;
 
-pub use cloud::Delays;
-pub use server::{OneSim, SimSettings, StartError, TransportFault};
+pub use cloud::lifecycle::Delays;
+pub use cloud::seed;
+pub use cloud::state::{LcmState, VmState};
+pub use faults::TransportFault;
+pub use sim::{OneSim, SimSettings, StartError};
 pub use version::Version;

@@ -2,8 +2,12 @@
 //! authentication, then each parameter's type and presence), and each method's
 //! effect on the cloud with oned's reply texts.
 
-use crate::cloud::{Cloud, Refusal, state};
+use crate::cloud::inventory::Kind;
+use crate::cloud::record::Pooled;
+use crate::cloud::state::VmState;
+use crate::cloud::{Cloud, seed};
 use crate::docs;
+use crate::refusal::Refusal;
 use crate::template::{self, AttrValue, Template};
 use crate::xml::Element;
 use crate::xmlrpc::{Call, Payload, Reply, Value};
@@ -29,7 +33,7 @@ const fn sig(required: &'static [Ty], optional: &'static [Ty]) -> Signature {
 use Ty::{B, I, S};
 
 fn signature(cloud: &Cloud, method: &str) -> Option<Signature> {
-    let v = cloud.version;
+    let v = cloud.version();
     Some(match method {
         "one.system.version"
         | "one.system.config"
@@ -109,7 +113,7 @@ impl Params<'_> {
 
 /// Answers one call.
 pub fn dispatch(cloud: &mut Cloud, call: &Call) -> Reply {
-    *cloud.call_counts.entry(call.method.clone()).or_default() += 1;
+    cloud.record_call(&call.method);
     let Some(signature) = signature(cloud, &call.method) else {
         return Reply::Fault {
             code: -506,
@@ -123,14 +127,13 @@ pub fn dispatch(cloud: &mut Cloud, call: &Call) -> Reply {
         return fault_type(S);
     };
     let method = call.method.as_str();
-    if cloud.authenticate(session).is_none() {
+    if cloud.inventory().authenticate(session).is_none() {
         return failure(
             method,
-            Refusal {
-                message: "User couldn't be authenticated, aborting call.".into(),
-                code: 256,
-                resp_id: -1,
-            },
+            Refusal::new(
+                Refusal::AUTHENTICATION,
+                "User couldn't be authenticated, aborting call.",
+            ),
         );
     }
     let params = &call.params[1..];
@@ -138,7 +141,7 @@ pub fn dispatch(cloud: &mut Cloud, call: &Call) -> Reply {
     let mut wanted: Vec<Ty> = signature.required.to_vec();
     let optional_read = if method == "one.template.instantiate" && params.len() > 2 {
         // Before 7.2 the handler reads hold and extra_template together once a 4th parameter is present.
-        if cloud.version.instantiate_takes_four() {
+        if cloud.version().instantiate_takes_four() {
             params.len() - 2
         } else {
             params.len().max(4) - 2
@@ -173,62 +176,51 @@ fn doc(element: Element) -> Payload {
     Payload::Str(element.to_xml())
 }
 
-fn refusal(code: i32, message: impl Into<String>) -> Refusal {
-    Refusal {
-        message: message.into(),
-        code,
-        resp_id: -1,
-    }
-}
-
 fn parse_template(text: &str) -> Result<Template, Refusal> {
-    template::parse(text).map_err(|e| refusal(8192, e))
+    template::parse(text).map_err(|e| Refusal::new(Refusal::INTERNAL, e))
 }
 
 fn run(cloud: &mut Cloud, method: &str, p: &Params<'_>) -> Result<Payload, Refusal> {
     match method {
-        "one.system.version" => Ok(Payload::Str(cloud.version.to_string())),
-        "one.system.config" => Ok(Payload::Str(crate::cloud::seed::CONFIG.to_owned())),
-        "one.datastorepool.info" => Ok(Payload::Str(crate::cloud::seed::DATASTORE_POOL.to_owned())),
+        "one.system.version" => Ok(Payload::Str(cloud.version().to_string())),
+        "one.system.config" => Ok(Payload::Str(seed::CONFIG.to_owned())),
+        "one.datastorepool.info" => Ok(Payload::Str(seed::DATASTORE_POOL.to_owned())),
         "one.clusterpool.info" => Ok(doc(docs::cluster_pool(cloud))),
         "one.user.info" => match p.int(0) {
             -1 | 0 => Ok(doc(crate::versions::adapt_user(
-                cloud.version,
-                cloud.user.clone(),
+                cloud.version(),
+                cloud.inventory().user().clone(),
             ))),
             id => Err(Refusal::no_such("user", id)),
         },
         "one.template.info" => {
             let id = p.int(0);
-            let found = cloud
-                .templates
-                .iter()
-                .find(|t| t.value_at("ID") == id.to_string());
+            let found = cloud.inventory().template(id).cloned();
             found
-                .cloned()
                 .map(doc)
                 .ok_or_else(|| Refusal::no_such("virtual machine template", id))
         }
-        "one.templatepool.info" => {
+        "one.templatepool.info" | "one.imagepool.info" => {
             check_pool_filter(p.int(0))?;
-            Ok(doc(docs::pool("VMTEMPLATE_POOL", cloud.templates.clone())))
-        }
-        "one.imagepool.info" => {
-            check_pool_filter(p.int(0))?;
-            Ok(doc(docs::pool("IMAGE_POOL", cloud.images.clone())))
+            let (root, kind) = if method == "one.imagepool.info" {
+                ("IMAGE_POOL", Kind::Image)
+            } else {
+                ("VMTEMPLATE_POOL", Kind::Template)
+            };
+            let items = cloud.inventory().documents(kind).to_vec();
+            Ok(doc(docs::pool(root, items)))
         }
         "one.template.instantiate" => instantiate(cloud, p),
         "one.vm.allocate" => {
             let text = p.str(0);
-            cloud.received_templates.push(text.to_owned());
+            cloud.record_template(text);
             let template = parse_template(text)?;
             cloud.create_vm(template, p.bool(1), None).map(Payload::Int)
         }
         "one.vm.info" => {
             let id = p.int(0);
             let vm = cloud
-                .vms
-                .get(&id)
+                .vm(id)
                 .ok_or_else(|| Refusal::no_such("virtual machine", id))?;
             Ok(doc(docs::vm_full(cloud, vm, true)))
         }
@@ -237,46 +229,13 @@ fn run(cloud: &mut Cloud, method: &str, p: &Params<'_>) -> Result<Payload, Refus
             .map(|()| Payload::Int(p.int(1))),
         "one.vm.update" => update(cloud, p),
         "one.vm.updateconf" => updateconf(cloud, p),
-        "one.vm.recover" => {
-            let id = p.int(0);
-            if !cloud.vms.contains_key(&id) {
-                return Err(Refusal::no_such("virtual machine", id));
-            }
-            match p.int(1) {
-                3 => cloud
-                    .action("terminate-hard", id)
-                    .map(|()| Payload::Int(id)),
-                0..=5 => Ok(Payload::Int(id)),
-                _ => Err(refusal(4096, "Wrong recovery operation code")),
-            }
-        }
+        "one.vm.recover" => recover(cloud, p.int(0), p.int(1)),
         "one.vmpool.info" | "one.vmpool.infoextended" => {
             vm_pool(cloud, p, method == "one.vmpool.infoextended")
         }
-        "one.vmpool.infoset" => {
-            let ids: Vec<i32> = p
-                .str(0)
-                .split(',')
-                .filter_map(|s| s.trim().parse().ok())
-                .collect();
-            let extended = p.bool(1);
-            let items = cloud
-                .vms
-                .values()
-                .rev()
-                .filter(|vm| ids.contains(&vm.id))
-                .map(|vm| {
-                    if extended {
-                        docs::vm_full(cloud, vm, false)
-                    } else {
-                        docs::vm_reduced(cloud, vm)
-                    }
-                })
-                .collect();
-            Ok(doc(docs::pool("VM_POOL", items)))
-        }
+        "one.vmpool.infoset" => Ok(doc(vm_set(cloud, p.str(0), p.bool(1)))),
         "one.hostpool.info" => {
-            let items = (0..cloud.hosts.len())
+            let items = (0..cloud.inventory().hosts().len())
                 .filter_map(|i| docs::host(cloud, i, false))
                 .collect();
             Ok(doc(docs::pool("HOST_POOL", items)))
@@ -289,55 +248,41 @@ fn run(cloud: &mut Cloud, method: &str, p: &Params<'_>) -> Result<Payload, Refus
                 .ok_or_else(|| Refusal::no_such("host", id))
         }
         "one.host.allocate" => host_allocate(cloud, p),
-        "one.host.delete" => {
-            let id = p.int(0);
-            let index = host_index(cloud, id)?;
-            if !cloud.host_usage(index).2.is_empty() {
-                return Err(refusal(
-                    2048,
-                    "Cannot delete host. Can not remove a host with running VMs",
-                ));
-            }
-            cloud.hosts.remove(index);
-            Ok(Payload::Int(id))
-        }
+        "one.host.delete" => host_delete(cloud, p.int(0)),
         "one.vnpool.info" => {
             check_pool_filter(p.int(0))?;
-            let items = cloud
-                .vnets
-                .iter()
-                .rev()
-                .map(|v| docs::vnet(cloud, v, true))
-                .collect();
+            let vnets = cloud.inventory().vnets().iter().rev();
+            let items = vnets.map(|v| docs::vnet(cloud, v, true)).collect();
             Ok(doc(docs::pool("VNET_POOL", items)))
         }
         "one.vn.info" => {
             let id = p.int(0);
             let vnet = cloud
-                .vnets
-                .iter()
-                .find(|v| v.id == id)
+                .inventory()
+                .vnet(id)
                 .ok_or_else(|| Refusal::no_such("virtual network", id))?;
             Ok(doc(docs::vnet(cloud, vnet, false)))
         }
         "one.vn.allocate" => crate::networks::allocate(cloud, p.str(0)).map(Payload::Int),
         "one.vn.reserve" => crate::networks::reserve(cloud, p.int(0), p.str(1)).map(Payload::Int),
         "one.vn.delete" => crate::networks::delete(cloud, p.int(0)).map(Payload::Int),
-        _ => Err(refusal(8192, format!("{method} is not simulated"))),
+        _ => Err(Refusal::new(
+            Refusal::INTERNAL,
+            format!("{method} is not simulated"),
+        )),
     }
 }
 
 fn host_index(cloud: &Cloud, id: i32) -> Result<usize, Refusal> {
     cloud
-        .hosts
-        .iter()
-        .position(|h| h.id == id)
+        .inventory()
+        .host_index(id)
         .ok_or_else(|| Refusal::no_such("host", id))
 }
 
 fn check_pool_filter(filter: i32) -> Result<(), Refusal> {
     if filter < -4 {
-        Err(refusal(4096, "Incorrect filter_flag"))
+        Err(Refusal::new(Refusal::XML_RPC_API, "Incorrect filter_flag"))
     } else {
         Ok(())
     }
@@ -345,14 +290,10 @@ fn check_pool_filter(filter: i32) -> Result<(), Refusal> {
 
 fn instantiate(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
     let id = p.int(0);
-    let base = cloud
-        .templates
-        .iter()
-        .find(|t| t.value_at("ID") == id.to_string())
-        .cloned();
+    let base = cloud.inventory().template(id).cloned();
     let base = base.ok_or_else(|| Refusal::no_such("virtual machine template", id))?;
     let extra_text = if p.has(3) { p.str(3) } else { "" };
-    cloud.received_templates.push(extra_text.to_owned());
+    cloud.record_template(extra_text);
     let extra = parse_template(extra_text)?;
     let mut merged = Template::from_elements(base.child("TEMPLATE").map_or(&[], Element::children));
     merged.merge_replacing(&extra);
@@ -367,7 +308,7 @@ fn instantiate(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
         .create_vm(merged, hold, Some(id))
         .map(Payload::Int)
         .map_err(|mut r| {
-            if r.code == 16384 {
+            if r.code == Refusal::ALLOCATE {
                 r.message = r
                     .message
                     .replace("a new virtual machine.", "a new virtual machine template.");
@@ -376,23 +317,39 @@ fn instantiate(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
         })
 }
 
+/// `one.vm.recover`: operation 3 (delete) terminates hard; the others are accepted.
+fn recover(cloud: &mut Cloud, id: i32, operation: i32) -> Result<Payload, Refusal> {
+    if cloud.vm(id).is_none() {
+        return Err(Refusal::no_such("virtual machine", id));
+    }
+    match operation {
+        3 => cloud
+            .action("terminate-hard", id)
+            .map(|()| Payload::Int(id)),
+        0..=5 => Ok(Payload::Int(id)),
+        _ => Err(Refusal::new(
+            Refusal::XML_RPC_API,
+            "Wrong recovery operation code",
+        )),
+    }
+}
+
 fn update(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
     let id = p.int(0);
     let mode = if p.has(2) { p.int(2) } else { 0 };
     if mode != 0 && mode != 1 {
-        return Err(refusal(4096, "Wrong update type"));
+        return Err(Refusal::new(Refusal::XML_RPC_API, "Wrong update type"));
     }
     let text = p.str(1);
-    cloud.received_templates.push(text.to_owned());
+    cloud.record_template(text);
     let vm = cloud
-        .vms
-        .get_mut(&id)
+        .vm_mut(id)
         .ok_or_else(|| Refusal::no_such("virtual machine", id))?;
     let sent = parse_template(text)?;
     if mode == 1 {
-        vm.user_template.merge_replacing(&sent);
+        vm.user_template_mut().merge_replacing(&sent);
     } else {
-        vm.user_template = sent;
+        *vm.user_template_mut() = sent;
     }
     Ok(Payload::Int(id))
 }
@@ -413,12 +370,12 @@ fn updateconf(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
     let id = p.int(0);
     let merge = p.has(2) && p.int(2) == 1;
     let text = p.str(1);
-    cloud.received_templates.push(text.to_owned());
+    cloud.record_template(text);
     let vm = cloud
-        .vms
-        .get_mut(&id)
+        .vm_mut(id)
         .ok_or_else(|| Refusal::no_such("virtual machine", id))?;
     let sent = parse_template(text)?;
+    let template = vm.template_mut();
     for attr in sent
         .attrs
         .iter()
@@ -429,7 +386,7 @@ fn updateconf(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
         };
         let mut members = members.clone();
         if merge {
-            if let Some(old) = vm.template.vectors(&attr.name).next() {
+            if let Some(old) = template.vectors(&attr.name).next() {
                 for (k, v) in old {
                     if !members.iter().any(|(n, _)| n == k) {
                         members.push((k.clone(), v.clone()));
@@ -438,7 +395,7 @@ fn updateconf(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
             }
         } else if attr.name == "CONTEXT" {
             // Generated context entries (ETH*, DISK_ID, TARGET) survive a replace.
-            if let Some(old) = vm.template.vectors("CONTEXT").next() {
+            if let Some(old) = template.vectors("CONTEXT").next() {
                 for (k, v) in old
                     .iter()
                     .filter(|(k, _)| k.starts_with("ETH") || k == "DISK_ID" || k == "TARGET")
@@ -449,8 +406,8 @@ fn updateconf(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
                 }
             }
         }
-        vm.template.take(&attr.name);
-        vm.template.attrs.push(template::Attr {
+        template.take(&attr.name);
+        template.attrs.push(template::Attr {
             name: attr.name.clone(),
             value: AttrValue::Vector(members),
         });
@@ -462,20 +419,25 @@ fn vm_pool(cloud: &Cloud, p: &Params<'_>, extended: bool) -> Result<Payload, Ref
     let (filter, start, end, state_filter) = (p.int(0), p.int(1), p.int(2), p.int(3));
     check_pool_filter(filter)?;
     if !(-2..=11).contains(&state_filter) {
-        return Err(refusal(4096, "Incorrect filter_flag, state"));
+        return Err(Refusal::new(
+            Refusal::XML_RPC_API,
+            "Incorrect filter_flag, state",
+        ));
     }
     let owned_by_caller = filter <= 0;
+    let wanted = VmState::from_number(state_filter);
     let mut vms: Vec<_> = cloud
-        .vms
+        .engine()
+        .vms()
         .values()
         .rev()
         .filter(|_| owned_by_caller)
         .filter(|vm| match state_filter {
             -2 => true,
-            -1 => vm.state != state::DONE,
-            s => vm.state == s,
+            -1 => vm.state() != VmState::Done,
+            _ => Some(vm.state()) == wanted,
         })
-        .filter(|vm| end < -1 || ((start < 0 || vm.id >= start) && (end < 0 || vm.id <= end)))
+        .filter(|vm| end < -1 || ((start < 0 || vm.id() >= start) && (end < 0 || vm.id() <= end)))
         .collect();
     if end < -1 {
         let offset = usize::try_from(start.max(0)).unwrap_or(0);
@@ -487,7 +449,7 @@ fn vm_pool(cloud: &Cloud, p: &Params<'_>, extended: bool) -> Result<Payload, Ref
         .map(|vm| {
             if extended {
                 docs::vm_full(cloud, vm, false)
-            } else if cloud.version.reduced_vm_pool() {
+            } else if cloud.version().reduced_vm_pool() {
                 docs::vm_reduced(cloud, vm)
             } else {
                 docs::vm_full(cloud, vm, false)
@@ -497,24 +459,57 @@ fn vm_pool(cloud: &Cloud, p: &Params<'_>, extended: bool) -> Result<Payload, Ref
     Ok(doc(docs::pool("VM_POOL", items)))
 }
 
+/// `one.vmpool.infoset`: the VMs of a comma-separated id list, newest first.
+fn vm_set(cloud: &Cloud, ids: &str, extended: bool) -> Element {
+    let ids: Vec<i32> = ids
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let items = cloud
+        .engine()
+        .vms()
+        .values()
+        .rev()
+        .filter(|vm| ids.contains(&vm.id()))
+        .map(|vm| {
+            if extended {
+                docs::vm_full(cloud, vm, false)
+            } else {
+                docs::vm_reduced(cloud, vm)
+            }
+        })
+        .collect();
+    docs::pool("VM_POOL", items)
+}
+
 fn host_allocate(cloud: &mut Cloud, p: &Params<'_>) -> Result<Payload, Refusal> {
     let name = p.str(0);
-    if let Some(existing) = cloud.hosts.iter().find(|h| h.doc.value_at("NAME") == name) {
-        return Err(refusal(
-            16384,
+    let hosts = cloud.inventory().hosts();
+    if let Some(existing) = hosts.iter().find(|h| h.name() == name) {
+        return Err(Refusal::new(
+            Refusal::ALLOCATE,
             format!(
                 "Error allocating a new host. NAME is already taken by HOST {}.",
-                existing.id
+                existing.id()
             ),
         ));
     }
-    let id = cloud.hosts.iter().map(|h| h.id + 1).max().unwrap_or(0);
-    let doc = crate::networks::new_host_document(id, name, p.str(1), p.str(2));
-    cloud.hosts.push(crate::cloud::Host {
-        id,
-        doc,
-        max_cpu: 0,
-        max_mem: 0,
-    });
+    let (im_mad, vm_mad) = (p.str(1), p.str(2));
+    let id = cloud
+        .inventory_mut()
+        .add_host(|id| crate::networks::new_host_document(id, name, im_mad, vm_mad));
+    Ok(Payload::Int(id))
+}
+
+/// `one.host.delete`: refused while VMs occupy the host.
+fn host_delete(cloud: &mut Cloud, id: i32) -> Result<Payload, Refusal> {
+    let index = host_index(cloud, id)?;
+    if !cloud.host_usage(index).2.is_empty() {
+        return Err(Refusal::new(
+            Refusal::ACTION,
+            "Cannot delete host. Can not remove a host with running VMs",
+        ));
+    }
+    cloud.inventory_mut().remove_host(index);
     Ok(Payload::Int(id))
 }

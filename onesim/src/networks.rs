@@ -2,17 +2,12 @@
 //! (`one.vn.allocate`, reservations with `one.vn.reserve`, `one.vn.delete`
 //! refused while leases are in use) and hosts (`one.host.allocate`).
 
-use crate::cloud::{Cloud, Lease, Refusal, Vnet, ip_at, ip_index, mac_at};
+use crate::cloud::Cloud;
+use crate::cloud::record::Pooled;
+use crate::cloud::vnet::{Vnet, ip_at, mac_at};
+use crate::refusal::Refusal;
 use crate::template::{self, Template};
 use crate::xml::{Content, Element};
-
-fn refusal(code: i32, message: impl Into<String>) -> Refusal {
-    Refusal {
-        message: message.into(),
-        code,
-        resp_id: -1,
-    }
-}
 
 fn empty(name: &str) -> Element {
     Element {
@@ -114,45 +109,35 @@ fn vnet_document(
     Element::parent("VNET", children)
 }
 
-fn add_vnet(cloud: &mut Cloud, doc: Element, size: u32) -> i32 {
-    let id = cloud.next_vnet_id;
-    cloud.next_vnet_id += 1;
-    cloud.vnets.push(Vnet {
-        id,
-        doc,
-        leases: Vec::new(),
-        next_index: 0,
-        size,
-        ever_leased: false,
-    });
-    id
+/// The template of a network call, parsed (the text journaled first).
+fn parse(cloud: &mut Cloud, text: &str) -> Result<Template, Refusal> {
+    cloud.record_template(text);
+    template::parse(text).map_err(|e| Refusal::new(Refusal::INTERNAL, e))
+}
+
+/// A refusal of `one.vn.allocate`.
+fn not_allocated(reason: &str) -> Refusal {
+    Refusal::new(
+        Refusal::ALLOCATE,
+        format!("Error allocating a new virtual network. {reason}"),
+    )
 }
 
 /// `one.vn.allocate`: a network with one IPv4 address range from the template's `AR`.
 pub fn allocate(cloud: &mut Cloud, text: &str) -> Result<i32, Refusal> {
-    cloud.received_templates.push(text.to_owned());
-    let template = template::parse(text).map_err(|e| refusal(8192, e))?;
+    let template = parse(cloud, text)?;
     let name = template.single("NAME").unwrap_or("").to_owned();
     if name.is_empty() {
-        return Err(refusal(
-            16384,
-            "Error allocating a new virtual network. No NAME in template.",
-        ));
+        return Err(not_allocated("No NAME in template."));
     }
-    if let Some(taken) = cloud.vnets.iter().find(|v| v.doc.value_at("NAME") == name) {
-        return Err(refusal(
-            16384,
-            format!(
-                "Error allocating a new virtual network. NAME is already taken by NET {}.",
-                taken.id
-            ),
-        ));
+    if let Some(taken) = cloud.inventory().vnets().iter().find(|v| v.name() == name) {
+        return Err(not_allocated(&format!(
+            "NAME is already taken by NET {}.",
+            taken.id()
+        )));
     }
     if template.single("VN_MAD").is_none_or(str::is_empty) {
-        return Err(refusal(
-            16384,
-            "Error allocating a new virtual network. No VN_MAD in template.",
-        ));
+        return Err(not_allocated("No VN_MAD in template."));
     }
     let ar = template
         .vectors("AR")
@@ -167,12 +152,8 @@ pub fn allocate(cloud: &mut Cloud, text: &str) -> Result<i32, Refusal> {
     let ip = get("IP").to_owned();
     let size: u32 = get("SIZE").trim().parse().unwrap_or(0);
     if ip.parse::<std::net::Ipv4Addr>().is_err() || size == 0 {
-        return Err(refusal(
-            16384,
-            "Error allocating a new virtual network. Wrong IP or SIZE in address range.",
-        ));
+        return Err(not_allocated("Wrong IP or SIZE in address range."));
     }
-    let id = cloud.next_vnet_id;
     let octets: Vec<u8> = ip.split('.').filter_map(|o| o.parse().ok()).collect();
     let mac = format!(
         "02:00:{}",
@@ -182,136 +163,110 @@ pub fn allocate(cloud: &mut Cloud, text: &str) -> Result<i32, Refusal> {
             .collect::<Vec<_>>()
             .join(":")
     );
-    let doc = vnet_document(id, &name, &template, None, &ip, &mac, size);
-    Ok(add_vnet(cloud, doc, size))
+    Ok(cloud
+        .inventory_mut()
+        .add_vnet(|id| vnet_document(id, &name, &template, None, &ip, &mac, size)))
 }
 
-/// Whether the `size` addresses from index `first` are inside the AR and free.
-fn block_is_free(vnet: &Vnet, first: u32, size: u32) -> bool {
-    first.checked_add(size).is_some_and(|end| end <= vnet.size)
-        && !vnet
-            .leases
-            .iter()
-            .any(|l| (first..first + size).contains(&l.index))
-}
-
-/// The first free block of `size` addresses at or after the AR's
-/// NEXT_INDEX, wrapping to its start, as oned hands out reservations: a
-/// later reservation gets a later block even when an earlier one was freed.
-fn next_free_block(vnet: &Vnet, size: u32) -> Option<u32> {
-    let starts = vnet.size.max(1);
-    (0..starts)
-        .map(|k| (vnet.next_index + k) % starts)
-        .find(|first| block_is_free(vnet, *first, size))
-}
+/// The parent's attributes a reservation takes into its TEMPLATE.
+const INHERITED: [&str; 7] = [
+    "BRIDGE",
+    "VN_MAD",
+    "DNS",
+    "GATEWAY",
+    "NETWORK_ADDRESS",
+    "NETWORK_MASK",
+    "SECURITY_GROUPS",
+];
 
 /// `one.vn.reserve`: carves `SIZE` addresses out of network `parent` into
 /// a new network `NAME`: from `IP` when the template names it, else the
 /// next free block from the parent's NEXT_INDEX. The reservation takes the
 /// parent's bridge, driver, addressing and `VLAN_ID`.
 pub fn reserve(cloud: &mut Cloud, parent: i32, text: &str) -> Result<i32, Refusal> {
-    cloud.received_templates.push(text.to_owned());
-    let template = template::parse(text).map_err(|e| refusal(8192, e))?;
+    let template = parse(cloud, text)?;
     let index = cloud
-        .vnets
-        .iter()
-        .position(|v| v.id == parent)
+        .inventory()
+        .vnet_index(parent)
         .ok_or_else(|| Refusal::no_such("virtual network", parent))?;
     let size: u32 = template
         .single("SIZE")
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
     if size == 0 {
-        return Err(refusal(8192, "Reservation SIZE must be a greater than 0"));
+        return Err(Refusal::new(
+            Refusal::INTERNAL,
+            "Reservation SIZE must be a greater than 0",
+        ));
     }
-    let name = template.single("NAME").unwrap_or("").to_owned();
-    let new_id = cloud.next_vnet_id;
-    let source = &mut cloud.vnets[index];
+    let new_id = cloud.inventory().next_vnet_id();
     let requested = template
         .single("IP")
         .map(str::trim)
         .filter(|ip| !ip.is_empty());
-    let start = match requested {
-        Some(ip) => ip_index(source.doc.value_at("AR_POOL/AR/IP"), ip)
-            .filter(|first| block_is_free(source, *first, size)),
-        None => next_free_block(source, size),
+    let inventory = cloud.inventory_mut();
+    let Some(source) = inventory.vnet_at_mut(index) else {
+        return Err(Refusal::no_such("virtual network", parent));
     };
-    let Some(start) = start else {
-        return Err(refusal(
-            2048,
+    let Some(start) = source.reserve(new_id, size, requested) else {
+        return Err(Refusal::new(
+            Refusal::ACTION,
             format!(
                 "Cannot reserve addresses from virtual network {parent}. Not enough free addresses in an address range"
             ),
         ));
     };
-    let free: Vec<u32> = (start..start + size).collect();
-    if requested.is_none() {
-        source.next_index = (start + size) % source.size.max(1);
-    }
-    for i in &free {
-        source.leases.push(Lease {
-            index: *i,
-            vm: -new_id - 1,
-        });
-    }
-    source.ever_leased = true;
-    let first_ip = ip_at(source.doc.value_at("AR_POOL/AR/IP"), free[0]);
-    let first_mac = mac_at(source.doc.value_at("AR_POOL/AR/MAC"), free[0]);
+    let first_ip = ip_at(source.first_ip(), start);
+    let first_mac = mac_at(source.first_mac(), start);
+    let source = source.doc();
     let mut stored = Template::default();
-    for key in [
-        "BRIDGE",
-        "VN_MAD",
-        "DNS",
-        "GATEWAY",
-        "NETWORK_ADDRESS",
-        "NETWORK_MASK",
-        "SECURITY_GROUPS",
-    ] {
-        let value = source.doc.value_at(&format!("TEMPLATE/{key}"));
+    for key in INHERITED {
+        let value = source.value_at(&format!("TEMPLATE/{key}"));
         if !value.is_empty() {
             stored.set(key, value);
         }
     }
     // A reservation is carried by its parent's VLAN (the one the operator
     // set or oned chose), shown in its VLAN_ID as in the parent's.
-    let vlan = source.doc.value_at("VLAN_ID");
+    let vlan = source.value_at("VLAN_ID");
     if !vlan.is_empty() {
         stored.set("VLAN_ID", vlan);
     }
-    let name = if name.is_empty() {
-        format!("{}-reservation-{new_id}", source.doc.value_at("NAME"))
-    } else {
-        name
+    let name = match template.single("NAME").unwrap_or("") {
+        "" => format!("{}-reservation-{new_id}", source.value_at("NAME")),
+        name => name.to_owned(),
     };
-    let doc = vnet_document(
-        new_id,
-        &name,
-        &stored,
-        Some(parent),
-        &first_ip,
-        &first_mac,
-        size,
-    );
-    Ok(add_vnet(cloud, doc, size))
+    let doc = |id| {
+        vnet_document(
+            id,
+            &name,
+            &stored,
+            Some(parent),
+            &first_ip,
+            &first_mac,
+            size,
+        )
+    };
+    Ok(inventory.add_vnet(doc))
 }
 
 /// `one.vn.delete`: refused while VMs hold leases; a reservation returns its addresses to the parent.
 pub fn delete(cloud: &mut Cloud, id: i32) -> Result<i32, Refusal> {
-    let index = cloud
-        .vnets
-        .iter()
-        .position(|v| v.id == id)
+    let inventory = cloud.inventory_mut();
+    let index = inventory
+        .vnet_index(id)
         .ok_or_else(|| Refusal::no_such("virtual network", id))?;
-    if cloud.vnets[index].leases.iter().any(|l| l.vm >= 0) {
-        return Err(refusal(
-            2048,
+    if inventory
+        .vnets()
+        .get(index)
+        .is_some_and(Vnet::leased_to_vms)
+    {
+        return Err(Refusal::new(
+            Refusal::ACTION,
             "Cannot delete virtual network. Can not remove a virtual network with leases in use",
         ));
     }
-    cloud.vnets.remove(index);
-    for vnet in &mut cloud.vnets {
-        vnet.leases.retain(|l| l.vm != -id - 1);
-    }
+    inventory.remove_vnet(index);
     Ok(id)
 }
 

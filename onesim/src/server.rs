@@ -1,25 +1,22 @@
 //! The simulator's HTTP/1.1 server: XML-RPC over POST on `/RPC2`, keep-alive
 //! with oned's limit of 30 calls per connection, request size and inactivity
-//! limits, and the injected transport faults and outages. [`OneSim`] is the handle tests
-//! hold: it starts the server, exposes the control and inspection API, and
-//! stops the server when dropped.
+//! limits, and the injected transport faults and outages met before a call
+//! reaches the cloud.
 
-use crate::cloud::{Cloud, Delays, Quota};
+use crate::cloud::Cloud;
+use crate::faults::{Transport, TransportFault};
 use crate::methods;
-use crate::version::Version;
 use crate::xmlrpc::{self, Reply};
-use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Calls oned serves on one connection before closing it (`KEEPALIVE_MAX_CONN`).
-pub const CALLS_PER_CONNECTION: usize = 30;
+const CALLS_PER_CONNECTION: usize = 30;
 /// Largest request body accepted.
-pub const MAX_BODY: usize = 64 * 1024 * 1024;
+const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Largest request head accepted.
 const MAX_HEAD: usize = 64 * 1024;
 /// Client inactivity after which a connection is closed (`TIMEOUT`).
@@ -27,48 +24,11 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(15);
 /// The `Server:` header. oned's Abyss server sends this; here it is the simulator's.
 const SERVER_HEADER: &str = "Xmlrpc-c_Abyss/1.59.3";
 
-/// How a simulator starts.
-#[derive(Debug, Clone)]
-pub struct SimSettings {
-    /// Release to play, e.g. "7.4.0", "6.10.0", "5.12.x", "5.8".
-    pub version: String,
-    /// Life-cycle delays.
-    pub delays: Delays,
-    /// Pinned clock (seconds since the epoch); `None` follows the system clock.
-    pub clock: Option<i64>,
-    /// Address to listen on; `None` is 127.0.0.1 on a free port.
-    pub listen: Option<SocketAddr>,
-}
-
-impl Default for SimSettings {
-    fn default() -> Self {
-        Self {
-            version: Version::RECORDED.to_string(),
-            delays: Delays::ZERO,
-            clock: None,
-            listen: None,
-        }
-    }
-}
-
-/// A transport fault applied to the next request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportFault {
-    /// Close the connection without answering.
-    Drop,
-    /// Answer after this delay.
-    Delay(Duration),
-    /// Answer `500 Internal Server Error`.
-    Http500,
-}
-
-struct Shared {
+/// What the server's threads and the control handle share.
+#[derive(Debug)]
+pub struct Shared {
     cloud: Mutex<Cloud>,
-    faults: Mutex<VecDeque<TransportFault>>,
-    /// The fault every request meets while oned is down, if it is.
-    outage: Mutex<Option<TransportFault>>,
-    /// Methods whose next call is answered late: (method, delay).
-    late_answers: Mutex<Vec<(String, Duration)>>,
+    transport: Mutex<Transport>,
     stop: AtomicBool,
 }
 
@@ -78,256 +38,40 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A running OpenNebula simulator.
-pub struct OneSim {
-    shared: Arc<Shared>,
-    address: SocketAddr,
-    acceptor: Option<JoinHandle<()>>,
-}
-
-/// Why a simulator could not start.
-#[derive(Debug)]
-pub enum StartError {
-    /// The version string is not a release.
-    Version(String),
-    /// Binding the listener failed.
-    Io(io::Error),
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::Version(v) => write!(f, "not an OpenNebula release: {v:?}"),
-            StartError::Io(e) => write!(f, "cannot listen: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for StartError {}
-
-impl OneSim {
-    /// Starts a simulator; panics with the reason if it cannot (a test helper).
-    pub fn start(settings: SimSettings) -> OneSim {
-        Self::try_start(settings).unwrap_or_else(|e| panic!("OpenNebula simulator: {e}"))
-    }
-
-    /// Starts a simulator in background threads.
-    pub fn try_start(settings: SimSettings) -> Result<OneSim, StartError> {
-        let version = Version::parse(&settings.version)
-            .ok_or_else(|| StartError::Version(settings.version.clone()))?;
-        let listen = settings
-            .listen
-            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
-        let listener = TcpListener::bind(listen).map_err(StartError::Io)?;
-        let address = listener.local_addr().map_err(StartError::Io)?;
-        let mut cloud = Cloud::new(version, settings.delays);
-        cloud.pinned_clock = settings.clock.map(|s| s * 1000);
-        let shared = Arc::new(Shared {
+impl Shared {
+    /// Serves `cloud` with no transport fault.
+    pub fn new(cloud: Cloud) -> Self {
+        Shared {
             cloud: Mutex::new(cloud),
-            faults: Mutex::new(VecDeque::new()),
-            outage: Mutex::new(None),
-            late_answers: Mutex::new(Vec::new()),
+            transport: Mutex::new(Transport::default()),
             stop: AtomicBool::new(false),
-        });
-        let accept_shared = Arc::clone(&shared);
-        let acceptor = std::thread::Builder::new()
-            .name("onesim-accept".into())
-            .spawn(move || accept_loop(&listener, &accept_shared))
-            .map_err(StartError::Io)?;
-        Ok(OneSim {
-            shared,
-            address,
-            acceptor: Some(acceptor),
-        })
-    }
-
-    /// `http://127.0.0.1:PORT/RPC2`.
-    pub fn endpoint(&self) -> String {
-        format!("http://{}/RPC2", self.address)
-    }
-
-    /// The listening address.
-    pub fn address(&self) -> SocketAddr {
-        self.address
-    }
-
-    /// Runs `f` on the cloud state (the life cycle is advanced first).
-    pub fn with_cloud<T>(&self, f: impl FnOnce(&mut Cloud) -> T) -> T {
-        let mut cloud = lock(&self.shared.cloud);
-        cloud.advance();
-        f(&mut cloud)
-    }
-
-    /// Pins the clock to `secs` since the epoch.
-    pub fn set_clock(&self, secs: i64) {
-        self.set_clock_ms(secs * 1000);
-    }
-
-    /// Pins the clock to `ms` since the epoch.
-    pub fn set_clock_ms(&self, ms: i64) {
-        lock(&self.shared.cloud).pinned_clock = Some(ms);
-    }
-
-    /// Moves a pinned clock forward (pins it at the current time first if needed).
-    pub fn advance_clock(&self, by: Duration) {
-        let mut cloud = lock(&self.shared.cloud);
-        let now = cloud.now_ms();
-        cloud.pinned_clock = Some(now + i64::try_from(by.as_millis()).unwrap_or(i64::MAX));
-    }
-
-    /// UUIDs given to the next VMs, in order.
-    pub fn queue_uuids<I: IntoIterator<Item = String>>(&self, uuids: I) {
-        lock(&self.shared.cloud).uuids.extend(uuids);
-    }
-
-    /// The next `count` VMs to boot end in BOOT_FAILURE with an ERROR text.
-    pub fn fail_next_boots(&self, count: u32) {
-        lock(&self.shared.cloud).failing_boots = count;
-    }
-
-    /// Limits how many VMs (not DONE) may exist; creation beyond fails with the 512 quota text.
-    pub fn set_vm_quota(&self, limit: Option<usize>) {
-        lock(&self.shared.cloud).quota = limit.map(|vms| Quota { vms });
-    }
-
-    /// Sets a host's MAX_CPU (percent) and MAX_MEM (KiB), e.g. to exhaust capacity.
-    pub fn set_host_capacity(&self, host_id: i32, max_cpu: i64, max_mem: i64) {
-        let mut cloud = lock(&self.shared.cloud);
-        if let Some(host) = cloud.hosts.iter_mut().find(|h| h.id == host_id) {
-            host.max_cpu = max_cpu;
-            host.max_mem = max_mem;
-            if let Some(share) = host.doc.child_mut("HOST_SHARE") {
-                share.set_value("MAX_CPU", max_cpu.to_string());
-                share.set_value("MAX_MEM", max_mem.to_string());
-            }
         }
     }
 
-    /// Makes a host run `hypervisor` (`kvm`, `lxc` …) as oned reports it:
-    /// its `IM_MAD` and `VM_MAD` drivers and the monitored
-    /// `TEMPLATE/HYPERVISOR`.
-    pub fn set_host_hypervisor(&self, host_id: i32, hypervisor: &str) {
-        let mut cloud = lock(&self.shared.cloud);
-        if let Some(host) = cloud.hosts.iter_mut().find(|h| h.id == host_id) {
-            host.doc.set_value("IM_MAD", hypervisor);
-            host.doc.set_value("VM_MAD", hypervisor);
-            if let Some(template) = host.doc.child_mut("TEMPLATE") {
-                for key in ["HYPERVISOR", "IM_MAD", "VM_MAD"] {
-                    template.set_value(key, hypervisor);
-                }
-            }
-        }
+    /// The cloud, locked.
+    pub fn cloud(&self) -> MutexGuard<'_, Cloud> {
+        lock(&self.cloud)
     }
 
-    /// Applies `fault` to a coming request (faults queue in order).
-    pub fn inject_transport_fault(&self, fault: TransportFault) {
-        lock(&self.shared.faults).push_back(fault);
+    /// The transport faults, locked.
+    pub fn transport(&self) -> MutexGuard<'_, Transport> {
+        lock(&self.transport)
     }
 
-    /// Takes oned down: until [`OneSim::end_outage`], every request meets
-    /// `fault` (a dropped connection, as when oned is stopped or killed;
-    /// an HTTP 500 from a proxy in front of it; a delay past the client's
-    /// timeout), however long that lasts. Nothing reaches the cloud.
-    pub fn begin_outage(&self, fault: TransportFault) {
-        *lock(&self.shared.outage) = Some(fault);
+    /// Asks the server's threads to stop.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
     }
 
-    /// Brings oned back: requests are answered again.
-    pub fn end_outage(&self) {
-        *lock(&self.shared.outage) = None;
-    }
-
-    /// The next call of `method` is carried out at once but answered only
-    /// after `delay`: the window in which oned has acted and its client
-    /// does not know yet (e.g. a VM created whose id is not recorded).
-    pub fn answer_late(&self, method: &str, delay: Duration) {
-        lock(&self.shared.late_answers).push((method.to_owned(), delay));
-    }
-
-    /// Stores a monitoring record for a VM (the figures a monitor driver reports).
-    pub fn set_vm_monitoring(&self, id: i32, record: Vec<(String, String)>) -> bool {
-        lock(&self.shared.cloud).monitor(id, record)
-    }
-
-    /// Purges a VM from the database: it vanishes and later calls get NO_EXISTS.
-    pub fn purge_vm(&self, id: i32) -> bool {
-        lock(&self.shared.cloud).purge(id)
-    }
-
-    /// The `one.vm.info` document of a VM.
-    pub fn vm_document(&self, id: i32) -> Option<String> {
-        self.with_cloud(|cloud| {
-            cloud
-                .vms
-                .get(&id)
-                .map(|vm| crate::docs::vm_full(cloud, vm, true).to_xml())
-        })
-    }
-
-    /// (STATE, LCM_STATE) of a VM.
-    pub fn vm_state(&self, id: i32) -> Option<(i32, i32)> {
-        self.with_cloud(|cloud| cloud.vms.get(&id).map(|vm| (vm.state, vm.lcm)))
-    }
-
-    /// Ids of every VM the database holds.
-    pub fn vm_ids(&self) -> Vec<i32> {
-        self.with_cloud(|cloud| cloud.vms.keys().copied().collect())
-    }
-
-    /// The templates received by instantiate (extra templates), allocate and update, in order.
-    pub fn received_templates(&self) -> Vec<String> {
-        lock(&self.shared.cloud).received_templates.clone()
-    }
-
-    /// How many times `method` was called.
-    pub fn call_count(&self, method: &str) -> u64 {
-        lock(&self.shared.cloud)
-            .call_counts
-            .get(method)
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// The `one.vn.info` document of a network.
-    pub fn vnet_document(&self, id: i32) -> Option<String> {
-        self.with_cloud(|cloud| {
-            cloud
-                .vnets
-                .iter()
-                .find(|v| v.id == id)
-                .map(|v| crate::docs::vnet(cloud, v, false).to_xml())
-        })
-    }
-
-    /// Ids of the networks.
-    pub fn vnet_ids(&self) -> Vec<i32> {
-        lock(&self.shared.cloud)
-            .vnets
-            .iter()
-            .map(|v| v.id)
-            .collect()
-    }
-
-    /// Answers one XML-RPC body as the server would (no transport).
-    pub fn answer(&self, body: &str) -> String {
-        answer(&self.shared, body)
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
     }
 }
 
-impl Drop for OneSim {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept.
-        let _ = TcpStream::connect_timeout(&self.address, Duration::from_secs(1));
-        if let Some(handle) = self.acceptor.take() {
-            let _ = handle.join();
-        }
-    }
-}
-
-fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+/// Accepts connections until [`Shared::stop`], one thread each.
+pub fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     for stream in listener.incoming() {
-        if shared.stop.load(Ordering::SeqCst) {
+        if shared.stopped() {
             break;
         }
         let Ok(stream) = stream else { continue };
@@ -338,24 +82,23 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     }
 }
 
-fn answer(shared: &Shared, body: &str) -> String {
-    let mut cloud = lock(&shared.cloud);
+/// Answers one XML-RPC body as oned would (no transport).
+pub fn answer(shared: &Shared, body: &str) -> String {
+    let mut cloud = shared.cloud();
     let reply = match xmlrpc::parse_call(body) {
         Ok(call) => methods::dispatch(&mut cloud, &call),
         Err(text) => Reply::Fault { code: -503, text },
     };
-    xmlrpc::encode_reply(&reply, cloud.version.five_element_failures())
+    xmlrpc::encode_reply(&reply, cloud.version().five_element_failures())
 }
 
-/// The delay [`OneSim::answer_late`] set for the method of `body`, taken.
+/// The delay [`crate::OneSim::answer_late`] set for the method of `body`, taken.
 fn late_answer(shared: &Shared, body: &str) -> Option<Duration> {
-    let mut late = lock(&shared.late_answers);
-    if late.is_empty() {
+    if !shared.transport().holds_answers() {
         return None;
     }
     let method = xmlrpc::parse_call(body).ok()?.method;
-    let at = late.iter().position(|(name, _)| *name == method)?;
-    Some(late.remove(at).1)
+    shared.transport().take_late_answer(&method)
 }
 
 /// A parsed request head.
@@ -463,7 +206,7 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
     };
     let mut reader = BufReader::new(stream);
     for served in 1..=CALLS_PER_CONNECTION {
-        if shared.stop.load(Ordering::SeqCst) {
+        if shared.stopped() {
             return;
         }
         let head = match read_head(&mut reader) {
@@ -490,8 +233,7 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             return;
         }
         let close = head.close || served == CALLS_PER_CONNECTION;
-        let down = *lock(&shared.outage);
-        let fault = down.or_else(|| lock(&shared.faults).pop_front());
+        let fault = shared.transport().next_fault();
         match fault {
             Some(TransportFault::Drop) => return,
             Some(TransportFault::Http500) => {

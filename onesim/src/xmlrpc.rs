@@ -99,8 +99,6 @@ pub enum Payload {
     Str(String),
     /// `<i4>`.
     Int(i32),
-    /// `<boolean>`.
-    Bool(bool),
 }
 
 /// A reply to a call.
@@ -163,10 +161,6 @@ pub fn encode_reply(reply: &Reply, five_elements: bool) -> String {
             match payload {
                 Payload::Str(s) => push_string(s, &mut out),
                 Payload::Int(i) => out.push_str(&format!("<value><i4>{i}</i4></value>\r\n")),
-                Payload::Bool(b) => out.push_str(&format!(
-                    "<value><boolean>{}</boolean></value>\r\n",
-                    u8::from(*b)
-                )),
             }
             out.push_str("<value><i4>0</i4></value>\r\n");
             out.push_str("</data></array></value></param>\r\n</params>\r\n");

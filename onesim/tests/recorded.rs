@@ -60,20 +60,18 @@ fn set_delays(
     epilog: u64,
     dispatch: u64,
 ) {
-    sim.with_cloud(|c| {
-        c.delays = Delays {
-            schedule: ms(schedule),
-            prolog: ms(prolog),
-            boot: ms(boot),
-            shutdown: ms(shutdown),
-            epilog: ms(epilog),
-            dispatch: ms(dispatch),
-        }
+    sim.set_delays(Delays {
+        schedule: ms(schedule),
+        prolog: ms(prolog),
+        boot: ms(boot),
+        shutdown: ms(shutdown),
+        epilog: ms(epilog),
+        dispatch: ms(dispatch),
     });
 }
 
 fn request_id(sim: &OneSim, id: i64) {
-    sim.with_cloud(|c| c.next_request_id = id);
+    sim.set_next_request_id(id);
 }
 
 /// The recorded session with the times read off the recorded documents (STIME,

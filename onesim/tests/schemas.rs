@@ -98,7 +98,7 @@ fn collect(sim: &OneSim, release: &str) -> Vec<Collected> {
     };
     let vm_info = [SESSION, P::I(0)];
     let pool = [SESSION, P::I(-2), P::I(-1), P::I(-1), P::I(-2)];
-    let version = sim.with_cloud(|cloud| cloud.version);
+    let version = sim.version();
     let step = |label: &str| {
         let _ = label;
         sim.advance_clock(Duration::from_millis(1000));

@@ -61,43 +61,36 @@ pub fn start_sim(version: &str) -> OneSim {
         delays: Delays::uniform(Duration::from_millis(50), Duration::ZERO),
         ..SimSettings::default()
     });
-    sim.with_cloud(|cloud| {
-        let mut host = cloud.hosts[0].clone();
-        host.id = 1;
-        host.doc.set_value("ID", "1");
-        host.doc.set_value("NAME", SECOND_HOST);
-        cloud.hosts.push(host);
-        let mut links = cloud.vnets[0].clone();
-        links.id = PARENT_NETWORK;
-        links.doc.set_value("ID", PARENT_NETWORK.to_string());
-        links.doc.set_value("NAME", "geni-links");
-        let vlan = PARENT_VLAN_ID.to_string();
-        links.doc.set_value("VN_MAD", "vxlan");
-        links.doc.set_value("VLAN_ID", &vlan);
-        if let Some(template) = links.doc.child_mut("TEMPLATE") {
-            template.set_value("VN_MAD", "vxlan");
-            template.set_value("VLAN_ID", &vlan);
-        }
-        if let Some(ar) = links
-            .doc
-            .child_mut("AR_POOL")
-            .and_then(|pool| pool.child_mut("AR"))
-        {
-            ar.set_value("IP", LINKS_FIRST_IP);
-            ar.set_value("MAC", "02:00:0a:01:01:01");
-            ar.set_value("IP_END", "10.1.1.100");
-            ar.set_value("MAC_END", "02:00:0a:01:01:64");
-        }
-        cloud.vnets.push(links);
-        cloud.next_vnet_id = PARENT_NETWORK + 1;
-        let template = cloud.templates[0]
-            .child_mut("TEMPLATE")
-            .and_then(|t| t.child_mut("CONTEXT"))
-            .expect("the seeded template has a CONTEXT");
-        template
-            .children_mut()
-            .push(onesim::xml::Element::cdata(SITE_ENTRY.0, SITE_ENTRY.1));
-    });
+    assert_eq!(sim.add_host(SECOND_HOST), 1, "the second host's id");
+    let mut links = onesim::xml::parse(onesim::seed::VNET).expect("the seeded network parses");
+    links.set_value("ID", PARENT_NETWORK.to_string());
+    links.set_value("NAME", "geni-links");
+    let vlan = PARENT_VLAN_ID.to_string();
+    links.set_value("VN_MAD", "vxlan");
+    links.set_value("VLAN_ID", &vlan);
+    if let Some(template) = links.child_mut("TEMPLATE") {
+        template.set_value("VN_MAD", "vxlan");
+        template.set_value("VLAN_ID", &vlan);
+    }
+    if let Some(ar) = links
+        .child_mut("AR_POOL")
+        .and_then(|pool| pool.child_mut("AR"))
+    {
+        ar.set_value("IP", LINKS_FIRST_IP);
+        ar.set_value("MAC", "02:00:0a:01:01:01");
+        ar.set_value("IP_END", "10.1.1.100");
+        ar.set_value("MAC_END", "02:00:0a:01:01:64");
+    }
+    sim.add_vnet(links);
+    let mut template =
+        onesim::xml::parse(onesim::seed::TEMPLATE).expect("the seeded template parses");
+    template
+        .child_mut("TEMPLATE")
+        .and_then(|t| t.child_mut("CONTEXT"))
+        .expect("the seeded template has a CONTEXT")
+        .children_mut()
+        .push(onesim::xml::Element::cdata(SITE_ENTRY.0, SITE_ENTRY.1));
+    sim.put_template(template);
     sim
 }
 

@@ -96,16 +96,16 @@ fn assert_keeps_template_context(
     vm: &geni_am::backend::opennebula::docs::VmDoc,
     key: &str,
 ) {
-    let template_context = sim.with_cloud(|cloud| {
-        let context = cloud.templates[0]
-            .at("TEMPLATE/CONTEXT")
-            .expect("the template has a CONTEXT");
-        context
-            .children()
-            .iter()
-            .map(|entry| (entry.name.clone(), entry.value().to_owned()))
-            .collect::<Vec<_>>()
-    });
+    let template = sim.template_document(0).expect("template 0 exists");
+    let template = onesim::xml::parse(&template).expect("the template parses");
+    let context = template
+        .at("TEMPLATE/CONTEXT")
+        .expect("the template has a CONTEXT");
+    let template_context: Vec<_> = context
+        .children()
+        .iter()
+        .map(|entry| (entry.name.clone(), entry.value().to_owned()))
+        .collect();
     assert!(template_context.len() >= 3, "{template_context:?}");
     for (name, value) in &template_context {
         let kept = one::context_value(vm, name)
@@ -317,8 +317,7 @@ fn actions(version: &str, store: Store) {
     one::wait_for("the VM running again", || state() == RUNNING);
     slice.wait_ready(&[DEMO_SLICE]);
 
-    let last_action =
-        || sim.with_cloud(|cloud| cloud.vms[&id].history.last().map_or(0, |h| h.action));
+    let last_action = || sim.vm_last_action(id).expect("the VM exists");
     slice.action(&[DEMO_SLICE], "geni_restart").ok();
     one::wait_for("the reboot seen by the simulator", || {
         last_action() == REBOOT
