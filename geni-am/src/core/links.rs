@@ -7,8 +7,8 @@
 
 use super::manifest::urn_name;
 use crate::backend::{ExecuteSpec, InstallSpec};
-use crate::core::types::AddressRange;
 use crate::geni::AmError;
+use crate::model::AddressRange;
 use geni_rspec::manifest::ownership::same_urn;
 use geni_rspec::manifest::urn_authority;
 use geni_rspec::tree::Document;
