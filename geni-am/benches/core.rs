@@ -12,8 +12,8 @@
 
 use chrono::{TimeDelta, Utc};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use geni_am::core::types::{Principal, Selector};
 use geni_am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions};
+use geni_am::model::{Principal, Selector};
 use geni_am::store::Store;
 use geni_am::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
 use geni_rspec::Document;

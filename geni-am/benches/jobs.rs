@@ -13,8 +13,8 @@ use geni_am::backend::Compute;
 use geni_am::backend::components::component_rows;
 use geni_am::backend::sim::SimulatedCloud;
 use geni_am::core::ProvisionOptions;
-use geni_am::core::types::{OperationalState, Selector};
 use geni_am::jobs::{self, JobsConfig};
+use geni_am::model::{OperationalState, Selector};
 use geni_am::store::Store;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -75,7 +75,7 @@ fn drive(setup: &Setup, workers: u32) -> Duration {
     let start = Instant::now();
     let backend: Arc<dyn Compute> = setup.cloud.clone();
     let handle = jobs::start(setup.store.clone(), backend, fast(workers)).unwrap();
-    let notready = OperationalState::NotReady.as_str();
+    let notready = OperationalState::NotReady;
     while !setup
         .slivers
         .iter()

@@ -25,9 +25,9 @@ use geni_am::backend::opennebula::config::{OneConfig, SAMPLE_SECTION};
 use geni_am::backend::opennebula::driver::system_clock;
 use geni_am::backend::opennebula::rpc::{Answer, OneClient, OneRpc, Param, RpcError};
 use geni_am::backend::sim::SimulatedCloud;
-use geni_am::core::types::{OperationalState, Selector};
 use geni_am::core::{Aggregate, ProvisionOptions};
 use geni_am::jobs::{self, JobsConfig, JobsHandle};
+use geni_am::model::{OperationalState, Selector};
 use geni_am::store::Store;
 use onesim::{OneSim, SimSettings};
 use std::collections::BTreeMap;
@@ -195,10 +195,7 @@ impl Setup {
                 .iter()
                 .map(|urn| self.store.sliver(urn).unwrap().unwrap())
                 .collect();
-            if rows
-                .iter()
-                .all(|row| row.operational_state == state.as_str())
-            {
+            if rows.iter().all(|row| row.operational_state == state) {
                 return;
             }
             let states: Vec<(&str, &str)> = rows

@@ -18,8 +18,8 @@ pub mod version;
 pub use version::Endpoints;
 
 use crate::core::Aggregate;
-use crate::core::types::{Principal, Selector};
 use crate::geni::AmError;
+use crate::model::{Principal, Selector};
 use crate::server::{ApiVersion, Dispatch, ReplyFuture};
 use crate::xmlrpc::{self, Call, Fault, Reply, Value, fault_code};
 use args::{Options, Params};

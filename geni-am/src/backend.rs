@@ -67,7 +67,7 @@ impl From<sim::config::SimConfigError> for BackendConfigError {
     }
 }
 
-pub use crate::core::types::{AddressRange, UserKeys};
+pub use crate::model::{AddressRange, UserKeys};
 
 /// A DNS label from a VM name (a `client_id`): lower-case letters, digits
 /// and `-`, at most `max` characters, `vm` when nothing is left.

@@ -20,7 +20,6 @@ mod manifest;
 mod merge;
 mod report;
 mod select;
-pub mod types;
 mod v2;
 
 pub use actions::Action;
@@ -30,11 +29,11 @@ pub use manifest::{login_name, login_names, urn_name};
 pub use v2::{V2Resource, V2Status};
 
 use crate::geni::AmError;
+use crate::model::SliverInfo;
 use crate::store::{Store, StoreError};
 use chrono::{DateTime, TimeDelta, Utc};
 use geni_rspec::Validator;
 use std::sync::Arc;
-use types::SliverInfo;
 
 /// Who the aggregate is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,15 +180,6 @@ impl Aggregate {
     fn now(&self) -> DateTime<Utc> {
         let now = (self.clock)();
         DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now)
-    }
-
-    /// A new, never reused sliver URN.
-    fn new_sliver_urn(&self) -> String {
-        format!(
-            "urn:publicid:IDN+{}+sliver+{}",
-            self.config.authority,
-            uuid::Uuid::new_v4().simple()
-        )
     }
 }
 

@@ -12,6 +12,7 @@
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
 
+mod columns;
 pub mod components;
 pub mod events;
 pub mod jobs;
@@ -24,7 +25,8 @@ pub mod slices;
 pub mod slivers;
 pub mod upkeep;
 
-use chrono::{DateTime, Utc};
+pub use columns::{CorruptValue, Json, JsonColumn, UnixTime};
+
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
 use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection, R2D2Connection};
@@ -68,7 +70,7 @@ pub enum StoreError {
     Pool(#[from] r2d2::PoolError),
     /// A query failed.
     #[error("database error: {0}")]
-    Query(#[from] diesel::result::Error),
+    Query(diesel::result::Error),
     /// Applying the schema failed.
     #[error("cannot apply the database schema: {0}")]
     Migration(String),
@@ -81,6 +83,35 @@ pub enum StoreError {
         /// The value found.
         value: String,
     },
+}
+
+impl From<diesel::result::Error> for StoreError {
+    /// A value that does not read back is [`StoreError::Corrupt`], naming
+    /// its column; any other failure is [`StoreError::Query`].
+    fn from(e: diesel::result::Error) -> Self {
+        match &e {
+            diesel::result::Error::DeserializationError(inner) => match corrupt_value(&**inner) {
+                Some(corrupt) => Self::Corrupt {
+                    what: corrupt.what,
+                    value: corrupt.value.clone(),
+                },
+                None => Self::Query(e),
+            },
+            _ => Self::Query(e),
+        }
+    }
+}
+
+/// The [`CorruptValue`] a deserialisation failed on, also when diesel
+/// wrapped it with the name of the field being read.
+fn corrupt_value<'a>(
+    error: &'a (dyn std::error::Error + Send + Sync + 'static),
+) -> Option<&'a CorruptValue> {
+    error.downcast_ref::<CorruptValue>().or_else(|| {
+        error
+            .downcast_ref::<diesel::result::DeserializeFieldError>()
+            .and_then(|field| corrupt_value(&*field.error))
+    })
 }
 
 impl StoreError {
@@ -187,7 +218,7 @@ impl Store {
         conn.transaction(|c| f(c).map_err(TxError::Inner))
             .map_err(|e| match e {
                 TxError::Inner(e) => e,
-                TxError::Db(e) => E::from(StoreError::Query(e)),
+                TxError::Db(e) => E::from(StoreError::from(e)),
             })
     }
 
@@ -301,16 +332,6 @@ fn redact(url: &str) -> String {
     }
 }
 
-/// A time as stored: unix seconds.
-pub fn to_unix(time: &DateTime<Utc>) -> i64 {
-    time.timestamp()
-}
-
-/// A stored time back as a date (out-of-range values clamp to the epoch).
-pub fn from_unix(seconds: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp(seconds, 0).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,11 +364,5 @@ mod tests {
             err.to_string().contains("/nonexistent-dir/x/am.sqlite"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn unix_seconds_round_trip() {
-        let t = from_unix(1_714_564_800);
-        assert_eq!(to_unix(&t), 1_714_564_800);
     }
 }

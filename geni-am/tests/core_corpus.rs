@@ -11,8 +11,8 @@
 mod core_support;
 
 use core_support::*;
-use geni_am::core::types::Selector;
 use geni_am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions};
+use geni_am::model::Selector;
 use geni_am::store::Store;
 use geni_am::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
 use geni_rspec::Document;

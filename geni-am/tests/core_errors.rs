@@ -8,9 +8,9 @@ mod core_support;
 
 use chrono::TimeDelta;
 use core_support::*;
-use geni_am::core::types::{AllocationState, OperationalState, Selector};
 use geni_am::core::{ProvisionOptions, RenewOptions};
 use geni_am::geni::{AmError, GeniCode};
+use geni_am::model::{AllocationState, OperationalState, Selector};
 
 fn allocate_err(f: &Fixture, rspec: &str) -> AmError {
     f.am.allocate(&principal(30), SLICE, rspec).unwrap_err()

@@ -8,9 +8,9 @@ use chrono::TimeDelta;
 use core_support::*;
 use geni_am::core::ProvisionOptions;
 use geni_am::core::RenewOptions;
-use geni_am::core::types::{AllocationState, OperationalState};
 use geni_am::geni::GeniCode;
-use geni_am::store::jobs::JobKind;
+use geni_am::model::JobKind;
+use geni_am::model::{AllocationState, OperationalState};
 
 #[test]
 fn allocate_creates_allocated_slivers_with_the_short_timeout_and_a_manifest() {
@@ -78,17 +78,17 @@ fn full_lifecycle_moves_through_the_states_and_queues_jobs() {
     }
     let jobs = f.am.store().jobs_of_sliver(&urn).unwrap();
     assert_eq!(jobs.len(), 1);
-    assert_eq!(jobs[0].job_kind().unwrap(), JobKind::Provision);
+    assert_eq!(jobs[0].kind, JobKind::Provision);
 
     // The worker reports the VM created and its addresses.
     let store = f.am.store();
     store
         .set_operational_state(&urn, OperationalState::NotReady, f.clock.now())
         .unwrap();
-    let annotations = geni_am::core::types::SliverAnnotations {
+    let annotations = geni_am::model::SliverAnnotations {
         backend_id: Some("vm-17".into()),
         hostname: Some("n1.am.test.example".into()),
-        interfaces: vec![geni_am::core::types::InterfaceAddresses {
+        interfaces: vec![geni_am::model::InterfaceAddresses {
             client_id: "n1:if0".into(),
             mac_address: Some("02:00:00:00:00:01".into()),
             ips: vec![("10.0.0.1".into(), "255.255.255.0".into())],
@@ -110,7 +110,7 @@ fn full_lifecycle_moves_through_the_states_and_queues_jobs() {
         .jobs_of_sliver(&urn)
         .unwrap()
         .iter()
-        .map(|j| j.job_kind().unwrap())
+        .map(|j| j.kind)
         .collect();
     assert_eq!(kinds, [JobKind::Provision, JobKind::Start]);
     store
@@ -160,13 +160,7 @@ fn full_lifecycle_moves_through_the_states_and_queues_jobs() {
         assert_eq!(s.expires, shorter, "previous expiry reported");
     }
     assert_eq!(
-        store
-            .jobs_of_sliver(&urn)
-            .unwrap()
-            .last()
-            .unwrap()
-            .job_kind()
-            .unwrap(),
+        store.jobs_of_sliver(&urn).unwrap().last().unwrap().kind,
         JobKind::Destroy
     );
     assert_eq!(
@@ -271,7 +265,7 @@ fn reaper_deletes_expired_slivers_to_the_second_and_frees_capacity() {
     let reaped = store.reap_expired(f.clock.now()).unwrap();
     assert_eq!(reaped, [a.slivers[0].urn.clone()]);
     let row = store.sliver(&a.slivers[0].urn).unwrap().unwrap();
-    assert_eq!(row.allocation().unwrap(), AllocationState::Unallocated);
+    assert_eq!(row.allocation_state, AllocationState::Unallocated);
     f.am.allocate(&p, SLICE, &request(&["n1"], "default-vm"))
         .expect("capacity is free again");
 }
@@ -296,8 +290,7 @@ fn shutdown_stops_running_slivers() {
             .unwrap()
             .last()
             .unwrap()
-            .job_kind()
-            .unwrap(),
+            .kind,
         JobKind::Stop
     );
     assert_eq!(described(&f), 1, "kept for forensics");
@@ -309,15 +302,15 @@ fn events_record_what_happened() {
     let p = principal(30);
     provisioned(&f, &["n1"]);
     f.am.delete(&p, &slice()).unwrap();
-    let kinds: Vec<String> =
+    let kinds: Vec<&str> =
         f.am.store()
             .slice_events(SLICE)
             .unwrap()
             .into_iter()
-            .map(|e| e.kind)
+            .map(|e| e.kind.as_str())
             .collect();
     for wanted in ["allocate", "provision", "delete"] {
-        assert!(kinds.iter().any(|k| k == wanted), "{wanted} in {kinds:?}");
+        assert!(kinds.contains(&wanted), "{wanted} in {kinds:?}");
     }
 }
 
@@ -339,7 +332,7 @@ fn a_deleted_slivers_capacity_is_held_until_its_vm_is_destroyed() {
     let jobs = store
         .claim_jobs("worker", f.clock.now(), TimeDelta::minutes(1), 10)
         .unwrap();
-    let kinds: Vec<JobKind> = jobs.iter().map(|j| j.job_kind().unwrap()).collect();
+    let kinds: Vec<JobKind> = jobs.iter().map(|j| j.kind).collect();
     assert_eq!(
         kinds,
         [JobKind::Destroy],

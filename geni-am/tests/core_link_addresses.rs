@@ -9,8 +9,8 @@ mod core_support;
 
 use core_support::*;
 use geni_am::core::Aggregate;
-use geni_am::core::types::AddressRange;
 use geni_am::geni::GeniCode;
+use geni_am::model::AddressRange;
 use geni_am::store::Store;
 
 /// Two nodes on link `lan0`, `a:if0` asking for `address`.

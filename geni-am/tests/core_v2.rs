@@ -5,9 +5,9 @@ mod core_support;
 
 use chrono::TimeDelta;
 use core_support::*;
-use geni_am::core::types::{AllocationState, OperationalState};
 use geni_am::geni::GeniCode;
-use geni_am::store::jobs::JobKind;
+use geni_am::model::JobKind;
+use geni_am::model::{AllocationState, OperationalState};
 
 #[test]
 fn create_sliver_allocates_provisions_and_starts() {
@@ -27,7 +27,7 @@ fn create_sliver_allocates_provisions_and_starts() {
                 .jobs_of_sliver(&s.urn)
                 .unwrap()
                 .iter()
-                .map(|j| j.job_kind().unwrap())
+                .map(|j| j.kind)
                 .collect();
         assert_eq!(kinds, [JobKind::Provision, JobKind::Start]);
     }

@@ -158,7 +158,7 @@ fn a_host_removed_under_a_sliver_stays_unavailable_with_its_sliver(mut harness: 
     assert!(!kept.available);
     assert_eq!((kept.cpus, kept.memory_mb), (400, 8192));
     let sliver = harness.store.sliver(&urns[0]).unwrap().unwrap();
-    assert_eq!(sliver.allocation_state, "geni_allocated");
+    assert_eq!(sliver.allocation_state.as_str(), "geni_allocated");
     assert_eq!(sliver.component_id, component_id("spare"));
     let refused = harness
         .allocate_document(

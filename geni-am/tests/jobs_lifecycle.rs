@@ -19,8 +19,8 @@ on_both_stores!(
 
 use chrono::{TimeDelta, Utc};
 use geni_am::backend::Compute;
-use geni_am::core::types::{OperationalState as Op, Selector};
 use geni_am::geni::GeniCode;
+use geni_am::model::{OperationalState as Op, Selector};
 use jobs_support::{ALICE, AUTHORITY, Harness, SLICE, alice, fast_jobs, small_vm};
 
 fn provisioned(harness: &mut Harness) -> Vec<String> {
@@ -34,7 +34,7 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action(mut harnes
     assert_eq!(urns.len(), 2, "the corpus request has two nodes");
     for urn in &urns {
         let row = harness.wait_state(urn, Op::NotReady);
-        let notes = row.annotations().unwrap();
+        let notes = row.annotations.value().clone();
         assert!(notes.backend_id.is_some(), "the VM id is recorded");
         assert!(notes.hostname.unwrap().ends_with(".sim.geni-am.test"));
     }
@@ -43,7 +43,7 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action(mut harnes
     let urn = &urns[0];
     harness.act(urn, "geni_start", None);
     let ready = harness.wait_state(urn, Op::Ready);
-    let notes = ready.annotations().unwrap();
+    let notes = ready.annotations.value().clone();
     assert_eq!(notes.logins.len(), 1);
     assert_eq!(notes.logins[0].username, "alice");
     assert_eq!(Some(&notes.logins[0].hostname), notes.hostname.as_ref());
@@ -119,7 +119,7 @@ fn starting_a_failed_sliver_is_refused_at_once_and_leaves_it_failed(mut harness:
         );
     }
     let row = harness.store.sliver(urn).unwrap().unwrap();
-    assert_eq!(row.operational().unwrap(), Op::Failed);
+    assert_eq!(row.operational_state, Op::Failed);
     assert_eq!(row.error, "the simulated guest kernel panicked");
     assert_eq!(
         harness.store.jobs_of_sliver(urn).unwrap().len(),

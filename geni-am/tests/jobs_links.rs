@@ -23,7 +23,7 @@ use geni_am::backend::{Compute, NetSpec};
 use geni_am::backend::{ExecuteSpec, InstallSpec};
 use geni_am::core::SshAccess;
 use geni_am::core::links::link_sliver_urn;
-use geni_am::core::types::{OperationalState as Op, Selector};
+use geni_am::model::{OperationalState as Op, Selector};
 use geni_rspec::{RspecKind, Validator};
 use jobs_support::{Harness, REQUEST, SLICE, corpus, fast_jobs};
 
@@ -126,8 +126,9 @@ fn a_lan_becomes_one_network_with_both_vms_and_their_addresses_in_the_manifest(
             .sliver(urn)
             .unwrap()
             .unwrap()
-            .annotations()
-            .unwrap();
+            .annotations
+            .value()
+            .clone();
         let address = seen.address.expect("the control address is recorded");
         let proxy =
             format!("proxy=\"alice@bastion.geni-am.test:2200\" for=\"alice@{address}:2222\"");
@@ -212,7 +213,7 @@ fn wait_jobs_done(harness: &Harness, urn: &str) {
             .jobs_of_sliver(urn)
             .unwrap()
             .iter()
-            .all(|job| job.state == "done")
+            .all(|job| job.state.as_str() == "done")
     });
 }
 

@@ -16,10 +16,10 @@ on_both_stores!(
 );
 
 use chrono::{TimeDelta, Utc};
-use geni_am::core::types::OperationalState as Op;
 use geni_am::jobs::JobsConfig;
-use geni_am::store::jobs::JobState;
-use jobs_support::{Harness, SLICE, fast_jobs};
+use geni_am::model::JobState;
+use geni_am::model::OperationalState as Op;
+use jobs_support::{Harness, SLICE, eventually_within, fast_jobs};
 use std::time::Duration;
 
 /// Retries so slow that any job waiting in backoff misses the deadlines.
@@ -52,13 +52,13 @@ fn start_right_after_provision_is_ready_once_the_vm_is_defined(mut harness: Harn
     let urns = started_right_after_provision(&mut harness);
     for urn in &urns {
         harness.wait_for_within(urn, "geni_ready", DEADLINE, |row| {
-            row.operational_state == Op::Ready.as_str()
+            row.operational_state == Op::Ready
         });
         let jobs = harness.store.jobs_of_sliver(urn).unwrap();
         let kinds: Vec<&str> = jobs.iter().map(|j| j.kind.as_str()).collect();
         assert_eq!(kinds, ["provision", "start"], "{jobs:?}");
         for job in &jobs {
-            assert_eq!(job.state, JobState::Done.as_str(), "{job:?}");
+            assert_eq!(job.state, JobState::Done, "{job:?}");
             assert_eq!(job.attempts, 1, "waiting is no failed attempt: {job:?}");
         }
     }
@@ -84,7 +84,7 @@ fn a_delete_supersedes_the_queued_jobs_of_its_sliver(mut harness: Harness) {
     harness.start(slow_retries());
     harness.wait_cloud_within("the destroy done", DEADLINE, |_| {
         let jobs = harness.store.jobs_of_sliver(&urns[0]).unwrap();
-        jobs.iter().all(|j| j.state == JobState::Done.as_str())
+        jobs.iter().all(|j| j.state == JobState::Done)
     });
     assert!(
         harness.cloud.spec_of(&urns[0]).is_none(),
@@ -101,5 +101,8 @@ fn a_link_network_goes_right_after_its_last_vm_and_is_never_abandoned(mut harnes
     harness.wait_cloud_within("no network left", DEADLINE, |cloud| {
         cloud.networks().is_empty()
     });
-    assert!(harness.store.link_networks_of(SLICE).unwrap().is_empty());
+    // The job forgets the network right after the cloud removed it.
+    eventually_within("the link network forgotten", DEADLINE, || {
+        harness.store.link_networks_of(SLICE).unwrap().is_empty()
+    });
 }

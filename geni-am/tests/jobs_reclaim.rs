@@ -23,7 +23,7 @@ fn destroy_job(harness: &Harness, urn: &str) -> JobRow {
         .jobs_of_sliver(urn)
         .unwrap()
         .into_iter()
-        .find(|job| job.kind == "destroy")
+        .find(|job| job.kind.as_str() == "destroy")
         .expect("a destroy job")
 }
 
@@ -48,7 +48,7 @@ fn a_restarted_instance_frees_the_capacity_its_killed_run_held_within_a_second(
     };
     harness.start(config());
     for urn in &urns {
-        harness.wait_state(urn, geni_am::core::types::OperationalState::NotReady);
+        harness.wait_state(urn, geni_am::model::OperationalState::NotReady);
     }
     harness.jobs.take().expect("running").stop();
     harness.delete(SLICE);
@@ -73,7 +73,7 @@ fn a_restarted_instance_frees_the_capacity_its_killed_run_held_within_a_second(
         "the killed run's destroy done and its capacity free",
         Duration::from_secs(1),
         || {
-            destroy_job(&harness, &dead_urn).state == "done"
+            destroy_job(&harness, &dead_urn).state.as_str() == "done"
                 && slivers_holding_capacity(&harness) == 1
         },
     );
@@ -81,7 +81,11 @@ fn a_restarted_instance_frees_the_capacity_its_killed_run_held_within_a_second(
         cloud.find_vm(&dead_urn).unwrap().is_none()
     });
     let kept = destroy_job(&harness, &other_urn);
-    assert_eq!(kept.state, "running", "another instance's lease is kept");
+    assert_eq!(
+        kept.state.as_str(),
+        "running",
+        "another instance's lease is kept"
+    );
     assert_eq!(
         kept.lease_owner.as_deref(),
         Some("am.other@127.0.0.1:8443/live-run-w0")

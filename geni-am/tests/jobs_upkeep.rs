@@ -14,7 +14,7 @@ on_both_stores!(
 
 use chrono::{TimeDelta, Utc};
 use geni_am::backend::Compute;
-use geni_am::core::types::OperationalState as Op;
+use geni_am::model::OperationalState as Op;
 use jobs_support::{AUTHORITY, Harness, fast_jobs, small_vm};
 
 fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms(mut harness: Harness) {
@@ -25,17 +25,21 @@ fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms(mut
     harness.start(fast_jobs());
     for urn in &urns {
         let row = harness.wait_for(urn, "unallocated", |row| {
-            row.allocation_state == "geni_unallocated"
+            row.allocation_state.as_str() == "geni_unallocated"
         });
-        assert_eq!(row.expires_at, expires.timestamp(), "the expiry is kept");
+        assert_eq!(
+            row.expires_at.timestamp(),
+            expires.timestamp(),
+            "the expiry is kept"
+        );
     }
     let events = harness.store.slice_events(jobs_support::SLICE).unwrap();
     for urn in &urns {
         let reaped = events
             .iter()
-            .find(|e| e.kind == "expired" && e.sliver_urn.as_deref() == Some(urn))
+            .find(|e| e.kind.as_str() == "expired" && e.sliver_urn.as_deref() == Some(urn))
             .expect("an expired event");
-        let late = reaped.at - expires.timestamp();
+        let late = reaped.at.timestamp() - expires.timestamp();
         assert!((0..=1).contains(&late), "reaped {late} s after expiry");
     }
     harness.wait_cloud("only the long-lived VMs", |cloud| {
@@ -49,7 +53,7 @@ fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms(mut
     });
     for urn in &long_lived {
         let row = harness.store.sliver(urn).unwrap().unwrap();
-        assert_eq!(row.allocation_state, "geni_provisioned");
+        assert_eq!(row.allocation_state.as_str(), "geni_provisioned");
     }
 }
 
@@ -81,7 +85,8 @@ fn the_reconciler_destroys_orphans_and_fails_slivers_whose_vm_vanished(mut harne
             .sliver(&urns[1])
             .unwrap()
             .unwrap()
-            .operational_state,
+            .operational_state
+            .as_str(),
         "geni_notready"
     );
 }
@@ -109,9 +114,9 @@ fn a_job_of_a_crashed_worker_is_claimed_again_without_a_second_vm(mut harness: H
         harness.wait_state(urn, Op::NotReady);
     }
     let row = harness.store.sliver(&sliver.urn).unwrap().unwrap();
-    assert_eq!(row.annotations().unwrap().backend_id, Some(first.0));
+    assert_eq!(row.annotations.value().clone().backend_id, Some(first.0));
     let jobs = harness.store.jobs_of_sliver(&sliver.urn).unwrap();
-    assert_eq!(jobs[0].state, "done");
+    assert_eq!(jobs[0].state.as_str(), "done");
     assert!(jobs[0].attempts >= 2, "the job was claimed again");
     assert_eq!(harness.cloud.vms_created(), 2, "one VM per sliver");
 }

@@ -10,8 +10,9 @@ mod core_support;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use core_support::*;
+use geni_am::model::JobKind;
 use geni_am::store::Store;
-use geni_am::store::jobs::{self, JobKind};
+use geni_am::store::jobs;
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
 
@@ -143,11 +144,11 @@ fn the_jobs_of_one_sliver_run_one_at_a_time_in_order() {
     assert_eq!(claimed(store, now), ids[1..2]);
 
     let destroy = queue(JobKind::Destroy);
-    let states: Vec<String> = store
+    let states: Vec<&str> = store
         .jobs_of_sliver(&sliver)
         .unwrap()
         .into_iter()
-        .map(|j| j.state)
+        .map(|j| j.state.as_str())
         .collect();
     assert_eq!(states, ["done", "running", "done", "queued"]);
     assert!(claimed(store, now).is_empty(), "behind the running start");

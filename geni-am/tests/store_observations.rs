@@ -10,7 +10,7 @@
 mod core_support;
 
 use core_support::*;
-use geni_am::core::types::{OperationalState as Op, SliverAnnotations};
+use geni_am::model::{OperationalState as Op, SliverAnnotations};
 use geni_am::store::Store;
 use geni_am::store::slivers::{Observation, SliverRow};
 use proptest::prelude::*;
@@ -75,7 +75,7 @@ fn a_stale_observation_never_undoes_a_start(url: &str) {
         .unwrap();
     assert!(!recorded, "the stale observation is dropped");
     let after = row(&store, urn);
-    assert_eq!(after.operational_state, "geni_configuring");
+    assert_eq!(after.operational_state.as_str(), "geni_configuring");
     assert_eq!(after.annotations, read_by_poller.annotations);
     // An observation taken after the transition is recorded, annotations too.
     let running = Observation {
@@ -88,9 +88,9 @@ fn a_stale_observation_never_undoes_a_start(url: &str) {
             .unwrap()
     );
     let ready = row(&store, urn);
-    assert_eq!(ready.operational_state, "geni_ready");
+    assert_eq!(ready.operational_state.as_str(), "geni_ready");
     assert_eq!(
-        ready.annotations().unwrap().hostname.as_deref(),
+        ready.annotations.value().clone().hostname.as_deref(),
         Some("n.sim.test")
     );
     assert!(
@@ -124,7 +124,10 @@ fn an_observation_of_a_deleted_sliver_is_dropped() {
             .record_observation(&read_by_poller, &stopped(), clock.now())
             .unwrap()
     );
-    assert_eq!(row(&store, &urns[0]).allocation_state, "geni_unallocated");
+    assert_eq!(
+        row(&store, &urns[0]).allocation_state.as_str(),
+        "geni_unallocated"
+    );
 }
 
 fn sqlite_url(dir: &tempfile::TempDir) -> String {
@@ -176,14 +179,14 @@ proptest! {
                 Step::Write(i) => {
                     // The poller only writes what it saw of a sliver it read stopping.
                     let seen = read[i].take().expect("read before written");
-                    if seen.operational_state == "geni_stopping" {
+                    if seen.operational_state.as_str() == "geni_stopping" {
                         store.record_observation(&seen, &stopped(), clock.now()).unwrap();
                     }
                 }
             }
         }
         for urn in &urns {
-            prop_assert_eq!(row(&store, urn).operational_state, "geni_configuring");
+            prop_assert_eq!(row(&store, urn).operational_state.as_str(), "geni_configuring");
         }
     }
 }
@@ -205,7 +208,7 @@ fn racing_starts_and_polls_end_configuring(url: &str) -> usize {
                     pass += 1;
                     for urn in urns.iter().skip(pass % 3) {
                         let seen = row(store, urn);
-                        if seen.operational_state != "geni_stopping" {
+                        if seen.operational_state.as_str() != "geni_stopping" {
                             continue;
                         }
                         std::thread::yield_now();
@@ -229,7 +232,7 @@ fn racing_starts_and_polls_end_configuring(url: &str) -> usize {
     });
     for urn in &urns {
         assert_eq!(
-            row(&store, urn).operational_state,
+            row(&store, urn).operational_state.as_str(),
             "geni_configuring",
             "{urn} was moved back by a stale observation"
         );

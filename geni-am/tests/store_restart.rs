@@ -8,19 +8,11 @@ mod core_support;
 
 use chrono::TimeDelta;
 use core_support::*;
-use geni_am::core::types::OperationalState;
 use geni_am::core::{Aggregate, ProvisionOptions, RenewOptions};
+use geni_am::model::OperationalState;
 
 /// Everything a client or worker can observe of the slice.
-fn snapshot(
-    am: &Aggregate,
-) -> (
-    String,
-    Vec<geni_am::core::types::SliverInfo>,
-    usize,
-    usize,
-    usize,
-) {
+fn snapshot(am: &Aggregate) -> (String, Vec<geni_am::model::SliverInfo>, usize, usize, usize) {
     let d = am.describe(&slice()).unwrap();
     let store = am.store();
     let jobs: usize = d

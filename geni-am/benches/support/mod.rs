@@ -5,8 +5,8 @@
 use chrono::{TimeDelta, Utc};
 use geni_am::backend::sim::SimulatedCloud;
 use geni_am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
-use geni_am::core::types::Principal;
 use geni_am::core::{Aggregate, AggregateConfig, Policy};
+use geni_am::model::Principal;
 use geni_am::store::Store;
 use std::path::PathBuf;
 

@@ -7,8 +7,8 @@
 //! version the AM does not speak (BADVERSION).
 
 use super::errors::bad_argument;
-use crate::core::types::UserKeys;
 use crate::geni::AmError;
+use crate::model::UserKeys;
 use crate::xmlrpc::{Value, as_bool, as_str, as_struct, as_xmlrpc_datetime};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;

@@ -6,8 +6,8 @@
 //! [`Principal`] the core acts for, or the precise refusal.
 
 use super::errors::{bad_argument, refused};
-use crate::core::types::Principal;
 use crate::geni::AmError;
+use crate::model::Principal;
 use crate::xmlrpc::{Value, as_str, member};
 use chrono::{DateTime, Utc};
 use geni_credentials::RefusalKind;

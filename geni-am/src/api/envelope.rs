@@ -3,8 +3,8 @@
 //! the sliver-info struct (§2.13), and RSpecs in a string, compressed on
 //! request as base64 text of a zlib stream (`geni_compressed`).
 
-use crate::core::types::SliverInfo;
 use crate::geni::{AmError, GeniCode};
+use crate::model::SliverInfo;
 use crate::xmlrpc::Value;
 use base64::Engine;
 use flate2::Compression;
@@ -90,7 +90,7 @@ pub fn rspec(document: String, compressed: bool) -> Result<Value, AmError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::types::{AllocationState, OperationalState};
+    use crate::model::{AllocationState, OperationalState};
     use crate::xmlrpc::member;
     use flate2::read::ZlibDecoder;
     use std::io::Read;

@@ -6,8 +6,8 @@
 use super::args::{Params, users};
 use super::envelope::{self, fields, text};
 use super::{Context, Outcome};
-use crate::core::types::Selector;
 use crate::core::{V2Resource, V2Status};
+use crate::model::Selector;
 use crate::xmlrpc::Value;
 
 /// Answers `method`, or `None` when v2 has no such method.

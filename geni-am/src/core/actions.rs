@@ -7,11 +7,10 @@
 
 use super::Aggregate;
 use super::lifecycle::{apply_each, queue, save_outcomes};
-use crate::core::types::{
-    AllocationState, OperationalState, Principal, Selector, SliverInfo, UserKeys,
-};
 use crate::geni::AmError;
-use crate::store::jobs::JobKind;
+use crate::model::{
+    AllocationState, JobKind, OperationalState, Principal, Selector, SliverInfo, UserKeys,
+};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, slices};
 use OperationalState as Op;
@@ -149,18 +148,18 @@ impl Aggregate {
 
 /// Moves one sliver for `action`, or says why it cannot.
 fn step(row: &mut SliverRow, action: Action) -> Result<(), AmError> {
-    if row.allocation()? != AllocationState::Provisioned {
+    if row.allocation_state != AllocationState::Provisioned {
         return Err(AmError::unsupported(format!(
             "sliver {} is not provisioned yet; {} needs a provisioned sliver",
             row.urn,
             action.as_str()
         )));
     }
-    let from = row.operational()?;
+    let from = row.operational_state;
     let next = action
         .next_state(from)
         .ok_or_else(|| refusal(row, action, from))?;
-    row.operational_state = next.as_str().to_owned();
+    row.operational_state = next;
     row.error.clear();
     Ok(())
 }

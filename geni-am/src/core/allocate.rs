@@ -7,11 +7,13 @@
 
 use super::links::{self, LinkRequest};
 use super::{Aggregate, expiry, manifest, report, select};
-use crate::core::types::{AllocationState, OperationalState, Principal, SliverInfo};
 use crate::geni::AmError;
+use crate::model::{
+    AllocationState, EventKind, OperationalState, Principal, SliverInfo, SliverUrn,
+};
 use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
 use crate::store::slivers::{self, SliverRow};
-use crate::store::{Conn, events, link_ranges, slices, to_unix};
+use crate::store::{Conn, Json, events, link_ranges, slices};
 use chrono::{DateTime, Utc};
 use geni_rspec::Document;
 use geni_rspec::manifest::Ownership;
@@ -184,7 +186,7 @@ impl Aggregate {
             let default_type = self.config.policy.default_sliver_type.as_deref();
             let (component, spec, grant) = place(&inventory, &mut usage, node, default_type)?;
             let row = SliverRow {
-                urn: self.new_sliver_urn(),
+                urn: SliverUrn::generate(&self.config.authority).into(),
                 slice_urn: slice_urn.to_owned(),
                 request_id: request_id.clone(),
                 client_id: node.client_id.clone(),
@@ -194,12 +196,12 @@ impl Aggregate {
                 cpus: grant.cpus,
                 memory_mb: grant.memory_mb,
                 exclusive: node.exclusive || component.exclusive,
-                allocation_state: AllocationState::Allocated.as_str().to_owned(),
-                operational_state: OperationalState::PendingAllocation.as_str().to_owned(),
-                expires_at: to_unix(&expires),
+                allocation_state: AllocationState::Allocated,
+                operational_state: OperationalState::PendingAllocation,
+                expires_at: expires.into(),
                 error: String::new(),
-                annotations: "{}".to_owned(),
-                created_at: to_unix(&now),
+                annotations: Json::default(),
+                created_at: now.into(),
                 version: 0,
                 deleted_at: None,
                 disk_gb: grant.disk_gb,
@@ -213,7 +215,7 @@ impl Aggregate {
                 now,
                 Some(slice_urn),
                 Some(&row.urn),
-                "allocate",
+                EventKind::Allocate,
                 &detail,
             )?;
             rows.push(row);
@@ -222,7 +224,7 @@ impl Aggregate {
         Ok(Allocation {
             slice_urn: slice_urn.to_owned(),
             manifest,
-            slivers: report::infos(&rows)?,
+            slivers: report::infos(&rows),
         })
     }
 }

@@ -4,13 +4,14 @@
 
 use super::select::{self, Selection};
 use super::{Aggregate, SliceReport, expiry, manifest};
-use crate::core::types::{
-    AllocationState, OperationalState, Principal, Selector, SliverInfo, UserKeys,
-};
 use crate::geni::AmError;
-use crate::store::jobs::{self, JobKind};
+use crate::model::{
+    AllocationState, EventKind, JobKind, OperationalState, Principal, Selector, SliverInfo,
+    UserKeys,
+};
+use crate::store::jobs;
 use crate::store::slivers::{self, SliverRow};
-use crate::store::{Conn, events, slices, to_unix};
+use crate::store::{Conn, events, slices};
 use chrono::{DateTime, Utc};
 
 /// Options of Provision.
@@ -67,7 +68,7 @@ pub(super) fn save_outcomes(
             if error.is_none() {
                 slivers::save(conn, row)?;
             }
-            let mut info = row.info()?;
+            let mut info = row.info();
             if let Some(e) = error {
                 info.error = e.message.clone();
             }
@@ -91,7 +92,7 @@ pub(super) fn queue(
         now,
         Some(&row.slice_urn),
         Some(&row.urn),
-        job.as_str(),
+        EventKind::from(job),
         &format!("queued by {principal}"),
     )?;
     Ok(())
@@ -129,7 +130,7 @@ impl Aggregate {
             let allocated: Vec<SliverRow> = selection
                 .slivers
                 .into_iter()
-                .filter(|r| r.allocation_state == AllocationState::Allocated.as_str())
+                .filter(|r| r.allocation_state == AllocationState::Allocated)
                 .collect();
             if allocated.is_empty() {
                 return Err(AmError::unavailable(format!(
@@ -148,7 +149,7 @@ impl Aggregate {
         )?;
         slices::upsert_users(conn, slice_urn, &options.users, now)?;
         let outcomes = apply_each(rows, options.best_effort, |row| {
-            let state = row.allocation()?;
+            let state = row.allocation_state;
             if state != AllocationState::Allocated {
                 return Err(AmError::refused(format!(
                     "sliver {} is {state}, not geni_allocated; only allocated slivers can be provisioned",
@@ -159,7 +160,7 @@ impl Aggregate {
                 AllocationState::Provisioned,
                 OperationalState::PendingAllocation,
             );
-            row.expires_at = to_unix(&expires);
+            row.expires_at = expires.into();
             Ok(())
         })?;
         let slivers = save_outcomes(conn, &outcomes)?;
@@ -195,7 +196,7 @@ impl Aggregate {
                 options.extend_alap,
             );
             let outcomes = apply_each(selection.slivers, options.best_effort, |row| {
-                row.expires_at = to_unix(&target.clone()?);
+                row.expires_at = target.clone()?.into();
                 Ok(())
             })?;
             slices::find_or_create(
@@ -216,7 +217,7 @@ impl Aggregate {
                     now,
                     Some(selector.slice_urn()),
                     Some(&info.urn),
-                    "renew",
+                    EventKind::Renew,
                     &detail,
                 )?;
             }
@@ -240,7 +241,7 @@ impl Aggregate {
                 .into_iter()
                 .map(|row| {
                     let detail = format!("by {}", principal.caller_urn);
-                    Ok(slivers::unallocate(conn, row, "delete", &detail, now)?.info()?)
+                    Ok(slivers::unallocate(conn, row, EventKind::Delete, &detail, now)?.info())
                 })
                 .collect()
         })
@@ -259,19 +260,19 @@ impl Aggregate {
                 now,
                 Some(slice_urn),
                 None,
-                "shutdown",
+                EventKind::Shutdown,
                 &principal.caller_urn,
             )?;
             for mut row in slivers::live_in_slice(conn, slice_urn)? {
                 let running = matches!(
-                    row.operational()?,
+                    row.operational_state,
                     OperationalState::Ready
                         | OperationalState::ReadyBusy
                         | OperationalState::Configuring
                         | OperationalState::UpdatingUsers
                 );
                 if running {
-                    row.operational_state = OperationalState::Stopping.as_str().to_owned();
+                    row.operational_state = OperationalState::Stopping;
                     slivers::save(conn, &row)?;
                     queue(conn, JobKind::Stop, &row, &principal.caller_urn, now)?;
                 }

@@ -7,8 +7,8 @@
 
 use super::manifest::urn_name;
 use crate::backend::{ExecuteSpec, InstallSpec};
-use crate::core::types::AddressRange;
 use crate::geni::AmError;
+use crate::model::AddressRange;
 use geni_rspec::Document;
 use geni_rspec::manifest::same_urn;
 use geni_rspec::manifest::urn_authority;

@@ -8,8 +8,8 @@
 use super::links::{interface_sliver_urn, link_sliver_urn};
 use super::merge;
 use super::{AggregateConfig, SshAccess};
-use crate::core::types::{AllocationState, SliverAnnotations, UserKeys};
 use crate::geni::AmError;
+use crate::model::{AllocationState, SliverAnnotations, UserKeys};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
 use geni_rspec::Document;
@@ -130,8 +130,8 @@ fn annotate(
 ) -> Result<Annotations, AmError> {
     let mut out = Annotations::default();
     for row in group {
-        let observed = row.annotations()?;
-        let provisioned = row.allocation()? == AllocationState::Provisioned;
+        let observed = row.annotations.value();
+        let provisioned = row.allocation_state == AllocationState::Provisioned;
         let mut node = NodeAnnotation {
             sliver_id: row.urn.clone(),
             sliver_type: Some(row.sliver_type.clone()),
@@ -143,7 +143,7 @@ fn annotate(
         };
         if provisioned {
             node.hostname = observed.hostname.clone();
-            (node.logins, node.proxy) = access(&observed, users, ssh);
+            (node.logins, node.proxy) = access(observed, users, ssh);
             node.users = users
                 .iter()
                 .map(|u| SshUser {

@@ -4,8 +4,8 @@
 
 use super::select;
 use super::{Aggregate, SliceReport, StatusReport, manifest};
-use crate::core::types::{OperationalState, Selector, SliverInfo};
 use crate::geni::AmError;
+use crate::model::{OperationalState, Selector, SliverInfo};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, outage, upkeep};
 
@@ -21,7 +21,7 @@ impl Aggregate {
             Ok(SliceReport {
                 slice_urn: slice_urn.to_owned(),
                 manifest: manifest::render(conn, &self.config, slice_urn, &selection.slivers)?,
-                slivers: held_up(conn, infos(&selection.slivers)?)?,
+                slivers: held_up(conn, infos(&selection.slivers))?,
             })
         })
     }
@@ -35,18 +35,15 @@ impl Aggregate {
             selection.require_slivers(selector.slice_urn())?;
             Ok(StatusReport {
                 slice_urn: selector.slice_urn().to_owned(),
-                slivers: held_up(conn, infos(&selection.slivers)?)?,
+                slivers: held_up(conn, infos(&selection.slivers))?,
             })
         })
     }
 }
 
 /// The sliver reports of `rows`.
-pub(super) fn infos(rows: &[SliverRow]) -> Result<Vec<SliverInfo>, AmError> {
-    Ok(rows
-        .iter()
-        .map(|r| r.info())
-        .collect::<Result<Vec<_>, _>>()?)
+pub(super) fn infos(rows: &[SliverRow]) -> Vec<SliverInfo> {
+    rows.iter().map(SliverRow::info).collect()
 }
 
 /// `infos` with the backend's outage in progress, if any, named in the

@@ -3,13 +3,12 @@
 //! unexpired sliver of that slice (else SEARCHFAILED); a URN of another
 //! type (e.g. `+node+`) is BADARGS.
 
-use crate::core::types::Selector;
 use crate::geni::AmError;
+use crate::model::{AllocationState, Selector, SliverUrn, UrnRefusal};
+use crate::store::Conn;
 use crate::store::slices::{self, SliceRow};
 use crate::store::slivers::{self, SliverRow};
-use crate::store::{Conn, to_unix};
 use chrono::{DateTime, Utc};
-use geni_credentials::Urn;
 
 /// The slice and slivers a selector names.
 pub(super) struct Selection {
@@ -66,7 +65,7 @@ pub(super) fn resolve(
 ) -> Result<Selection, AmError> {
     let slice_urn = selector.slice_urn();
     let slice = slices::find(conn, slice_urn)?;
-    let unexpired = |s: &SliverRow| s.expires_at > to_unix(&now);
+    let unexpired = |s: &SliverRow| s.expires_at.get() > now;
     match selector {
         Selector::Slice(_) => {
             let slivers = slivers::live_in_slice(conn, slice_urn)?
@@ -88,10 +87,7 @@ pub(super) fn resolve(
                 }
                 let row = slivers::find(conn, urn)?
                     .filter(|s| s.slice_urn == slice_urn)
-                    .filter(|s| {
-                        s.allocation().ok()
-                            != Some(crate::core::types::AllocationState::Unallocated)
-                    })
+                    .filter(|s| s.allocation_state != AllocationState::Unallocated)
                     .filter(unexpired)
                     .ok_or_else(|| {
                         AmError::search_failed(format!(
@@ -111,13 +107,11 @@ pub(super) fn resolve(
 
 /// Fails with BADARGS unless `urn` is a sliver URN.
 fn check_sliver_urn(urn: &str) -> Result<(), AmError> {
-    let parsed =
-        Urn::parse(urn).map_err(|e| AmError::bad_args(format!("`{urn}` is not a URN: {e}")))?;
-    if !parsed.type_text().eq_ignore_ascii_case("sliver") {
-        return Err(AmError::bad_args(format!(
-            "`{urn}` is a {} URN; name the slice or its slivers (…+sliver+…)",
-            parsed.type_text()
-        )));
+    match SliverUrn::parse(urn) {
+        Ok(_) => Ok(()),
+        Err(UrnRefusal::WrongType { found, .. }) => Err(AmError::bad_args(format!(
+            "`{urn}` is a {found} URN; name the slice or its slivers (…+sliver+…)"
+        ))),
+        Err(refusal) => Err(AmError::bad_args(refusal.to_string())),
     }
-    Ok(())
 }

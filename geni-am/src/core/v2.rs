@@ -3,8 +3,8 @@
 
 use super::lifecycle::{ProvisionOptions, RenewOptions};
 use super::{Aggregate, actions::Action};
-use crate::core::types::{OperationalState, Principal, Selector, UserKeys};
 use crate::geni::AmError;
+use crate::model::{OperationalState, Principal, Selector, UserKeys};
 use crate::store::slivers;
 use chrono::{DateTime, Utc};
 

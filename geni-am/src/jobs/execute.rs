@@ -7,8 +7,8 @@ use super::networks::{self, Attachment};
 use super::{Context, observe};
 use crate::backend::Compute as _;
 use crate::backend::{BackendError, VmHandle, VmSpec, VmState};
-use crate::core::types::{AllocationState, OperationalState, UserKeys};
-use crate::store::jobs::{JobKind, JobRow};
+use crate::model::{AllocationState, JobKind, OperationalState, UserKeys};
+use crate::store::jobs::JobRow;
 use crate::store::slivers::SliverRow;
 use crate::store::{StoreError, slices};
 use chrono::Utc;
@@ -59,7 +59,7 @@ impl JobError {
 
 /// Runs one claimed job to its end.
 pub fn run(cx: &Context, job: &JobRow) -> Result<(), JobError> {
-    let kind = job.job_kind()?;
+    let kind = job.kind;
     if kind == JobKind::DestroyNetwork {
         return networks::destroy(cx, job);
     }
@@ -72,7 +72,7 @@ pub fn run(cx: &Context, job: &JobRow) -> Result<(), JobError> {
     if kind == JobKind::Destroy {
         return destroy(cx, &sliver);
     }
-    if sliver.allocation()? != AllocationState::Provisioned {
+    if sliver.allocation_state != AllocationState::Provisioned {
         tracing::debug!(sliver = %sliver.urn, kind = kind.as_str(), "sliver no longer provisioned; nothing to do");
         return Ok(());
     }
@@ -119,7 +119,7 @@ fn slice_users(cx: &Context, sliver: &SliverRow) -> Result<Vec<UserKeys>, StoreE
 /// the sliver on once the VM is defined.
 fn provision(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     let attachment = networks::attach(cx, sliver)?;
-    let mut annotations = sliver.annotations()?;
+    let mut annotations = sliver.annotations.value().clone();
     if annotations.interfaces.is_empty() && !attachment.interfaces.is_empty() {
         annotations.interfaces = attachment.interfaces.clone();
         cx.store
@@ -140,7 +140,7 @@ fn provision(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
 
 /// The sliver's VM: the recorded id, or the VM found by its tag.
 fn vm_of(cx: &Context, sliver: &SliverRow) -> Result<VmHandle, JobError> {
-    if let Some(id) = sliver.annotations()?.backend_id {
+    if let Some(id) = sliver.annotations.value().backend_id.clone() {
         return Ok(VmHandle(id));
     }
     cx.backend.find_vm(&sliver.urn)?.ok_or_else(|| {
@@ -162,7 +162,7 @@ fn act(
     action: impl FnOnce(&VmHandle) -> Result<(), BackendError>,
 ) -> Result<(), JobError> {
     let vm = vm_of(cx, sliver)?;
-    if sliver.operational()? == OperationalState::PendingAllocation
+    if sliver.operational_state == OperationalState::PendingAllocation
         && matches!(
             cx.backend.observe(&vm)?.state,
             VmState::Pending | VmState::Booting
@@ -187,7 +187,7 @@ fn update_users(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     cx.backend.update_users(&vm, &users)?;
     let seen = cx.backend.observe(&vm)?;
     let now = Utc::now();
-    let annotations = observe::annotate(sliver.annotations()?, &seen, &users);
+    let annotations = observe::annotate(sliver.annotations.value().clone(), &seen, &users);
     cx.store.set_annotations(&sliver.urn, &annotations, now)?;
     cx.store
         .set_operational_state(&sliver.urn, OperationalState::Ready, now)?;
@@ -197,7 +197,7 @@ fn update_users(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
 /// Destroys the sliver's VM if there is one, then queues the destruction
 /// of the link networks no provisioned sliver uses any more.
 fn destroy(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
-    let vm = match sliver.annotations()?.backend_id {
+    let vm = match sliver.annotations.value().backend_id.clone() {
         Some(id) => Some(VmHandle(id)),
         None => cx.backend.find_vm(&sliver.urn)?,
     };

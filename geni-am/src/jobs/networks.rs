@@ -10,8 +10,8 @@ use super::execute::JobError;
 use crate::backend::Compute as _;
 use crate::backend::{NetHandle, NetSpec, NicSpec};
 use crate::core::links::{LinkSliver, NodePlan, plan_node};
-use crate::core::types::{AllocationState, InterfaceAddresses};
-use crate::store::jobs::{self, JobKind, JobRow};
+use crate::model::{AllocationState, InterfaceAddresses, JobKind};
+use crate::store::jobs::{self, JobRow};
 use crate::store::networks::LinkNetworkRow;
 use crate::store::slivers::{self, SliverRow};
 use crate::store::{StoreResult, slices};
@@ -107,10 +107,11 @@ fn ensure_network(cx: &Context, slice_urn: &str, link: &LinkSliver) -> Result<Ne
 /// links' networks that no provisioned sliver of the slice uses.
 pub fn release(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     let mut links: Vec<String> = sliver
-        .annotations()?
+        .annotations
+        .value()
         .interfaces
-        .into_iter()
-        .filter_map(|i| i.link)
+        .iter()
+        .filter_map(|i| i.link.clone())
         .collect();
     links.sort_unstable();
     links.dedup();
@@ -183,9 +184,9 @@ fn users_of_link(cx: &Context, slice_urn: &str, link: &str) -> StoreResult<Vec<L
     let rows = cx.store.read(|conn| slivers::of_slice(conn, slice_urn))?;
     let mut users = Vec::new();
     for row in rows {
-        let interfaces = row.annotations()?.interfaces;
+        let interfaces = &row.annotations.value().interfaces;
         let attached = interfaces.iter().any(|i| i.link.as_deref() == Some(link));
-        let provisioned = row.allocation()? == AllocationState::Provisioned;
+        let provisioned = row.allocation_state == AllocationState::Provisioned;
         let same_request = link
             .rsplit_once('+')
             .is_some_and(|(_, id)| id.starts_with(&format!("{}.", row.request_id)));

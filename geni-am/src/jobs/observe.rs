@@ -4,7 +4,7 @@
 
 use crate::backend::{VmObservation, VmState};
 use crate::core::login_names;
-use crate::core::types::{LoginEndpoint, OperationalState, SliverAnnotations, UserKeys};
+use crate::model::{LoginEndpoint, OperationalState, SliverAnnotations, UserKeys};
 
 /// What a sliver in `current` becomes when its VM is seen `seen`: `None`
 /// while the VM has not reached the state the sliver waits for.
@@ -76,7 +76,7 @@ pub fn failure_message(seen: &VmObservation, backend: &str) -> String {
 mod tests {
     use super::*;
     use crate::backend::{NetHandle, NicAddress};
-    use crate::core::types::InterfaceAddresses;
+    use crate::model::InterfaceAddresses;
     use OperationalState as Op;
 
     #[test]

@@ -9,7 +9,7 @@ use super::execute::JobError;
 use super::{Context, StopSignal, observe};
 use crate::backend::Compute as _;
 use crate::backend::VmHandle;
-use crate::core::types::{AllocationState, OperationalState};
+use crate::model::{AllocationState, OperationalState};
 use crate::store::slices;
 use crate::store::slivers::{Observation, SliverRow};
 use chrono::Utc;
@@ -35,9 +35,9 @@ pub fn run(cx: &Context, signal: &StopSignal) {
 fn poll_once(cx: &Context) -> Result<(), JobError> {
     let busy = cx.store.slivers_with_pending_jobs()?;
     for sliver in cx.store.live_slivers()? {
-        if sliver.allocation()? != AllocationState::Provisioned
+        if sliver.allocation_state != AllocationState::Provisioned
             || busy.contains(&sliver.urn)
-            || !sliver.operational()?.awaits_backend()
+            || !sliver.operational_state.awaits_backend()
         {
             continue;
         }
@@ -56,11 +56,11 @@ fn poll_once(cx: &Context) -> Result<(), JobError> {
 /// Observes one sliver's VM and records the state it reached, unless the
 /// sliver changed since `sliver` was read.
 fn follow(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
-    let Some(id) = sliver.annotations()?.backend_id else {
+    let Some(id) = sliver.annotations.value().backend_id.clone() else {
         return Ok(());
     };
     let seen = cx.backend.observe(&VmHandle(id))?;
-    let Some(next) = observe::next_state(sliver.operational()?, seen.state) else {
+    let Some(next) = observe::next_state(sliver.operational_state, seen.state) else {
         return Ok(());
     };
     let observation = if next == OperationalState::Failed {
@@ -76,7 +76,11 @@ fn follow(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
         Observation {
             state: next,
             error: String::new(),
-            annotations: Some(observe::annotate(sliver.annotations()?, &seen, &users)),
+            annotations: Some(observe::annotate(
+                sliver.annotations.value().clone(),
+                &seen,
+                &users,
+            )),
         }
     };
     if cx

@@ -7,7 +7,7 @@
 use super::execute::JobError;
 use super::{Context, StopSignal};
 use crate::backend::Compute as _;
-use crate::core::types::{AllocationState, OperationalState};
+use crate::model::{AllocationState, OperationalState};
 use crate::store::slivers::Observation;
 use chrono::Utc;
 use std::collections::HashSet;
@@ -39,10 +39,10 @@ fn reconcile_once(cx: &Context) -> Result<(), JobError> {
     let listed: HashSet<&str> = vms.iter().map(|vm| vm.tag.as_str()).collect();
     let now = Utc::now();
     for sliver in &before {
-        let vanished = sliver.allocation()? == AllocationState::Provisioned
-            && sliver.operational()? != OperationalState::Failed
+        let vanished = sliver.allocation_state == AllocationState::Provisioned
+            && sliver.operational_state != OperationalState::Failed
             && !busy.contains(&sliver.urn)
-            && sliver.annotations()?.backend_id.is_some()
+            && sliver.annotations.value().backend_id.clone().is_some()
             && !listed.contains(sliver.urn.as_str());
         if vanished {
             let observation = Observation {

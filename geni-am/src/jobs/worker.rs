@@ -13,7 +13,8 @@
 
 use super::execute::{self, JobError};
 use super::{Context, StopSignal};
-use crate::store::jobs::{JobKind, JobRow};
+use crate::model::JobKind;
+use crate::store::jobs::JobRow;
 use chrono::{DateTime, TimeDelta, Utc};
 use std::time::Duration;
 
@@ -146,7 +147,7 @@ fn give_up(
     tracing::warn!(job = %job.id, kind = %job.kind, %message, "job failed");
     cx.store.fail_job(&job.id, owner, &message, now)?;
     match &job.sliver_urn {
-        Some(sliver) if job.kind == JobKind::Provision.as_str() => {
+        Some(sliver) if job.kind == JobKind::Provision => {
             cx.store.fail_unbuilt_sliver(sliver, &message, now)?;
         }
         Some(sliver) => {
@@ -172,11 +173,14 @@ fn keeps_trying(
     job: &JobRow,
     now: DateTime<Utc>,
 ) -> Result<bool, crate::store::StoreError> {
-    if matches!(job.job_kind()?, JobKind::Destroy | JobKind::DestroyNetwork) {
+    if job.kind.destroys() {
         return Ok(true);
     }
     let Some(urn) = &job.sliver_urn else {
         return Ok(true);
     };
-    Ok(cx.store.sliver(urn)?.is_some_and(|s| s.expires() > now))
+    Ok(cx
+        .store
+        .sliver(urn)?
+        .is_some_and(|s| s.expires_at.get() > now))
 }

@@ -3,10 +3,9 @@
 //! both through [`Store::sync_components`]) and what live slivers use of
 //! them.
 
-use super::jobs::{JobKind, JobState};
 use super::schema::{components, jobs, slivers};
-use super::{Conn, Store, StoreError, StoreResult, to_unix};
-use crate::core::types::AllocationState;
+use super::{Conn, Json, Store, StoreResult, UnixTime};
+use crate::model::{AllocationState, JobKind, JobState};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -141,15 +140,20 @@ impl ComponentRow {
 }
 
 /// The stored columns of a component.
-type Columns = (String, String, i64, i64, i64, bool, bool, String);
+type Columns = (
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    bool,
+    bool,
+    Json<ComponentDetails>,
+);
 
-fn from_columns(c: Columns) -> StoreResult<ComponentRow> {
+fn from_columns(c: Columns) -> ComponentRow {
     let (id, name, cpus, memory_mb, max_vms, exclusive, available, details) = c;
-    let details = serde_json::from_str(&details).map_err(|_| StoreError::Corrupt {
-        what: "components.details",
-        value: details.clone(),
-    })?;
-    Ok(ComponentRow {
+    ComponentRow {
         id,
         name,
         cpus,
@@ -157,8 +161,8 @@ fn from_columns(c: Columns) -> StoreResult<ComponentRow> {
         max_vms,
         exclusive,
         available,
-        details,
-    })
+        details: details.into_value(),
+    }
 }
 
 /// Every component, ordered by id.
@@ -176,7 +180,7 @@ pub fn all(conn: &mut Conn) -> StoreResult<Vec<ComponentRow>> {
         ))
         .order(components::id)
         .load(conn)?;
-    rows.into_iter().map(from_columns).collect()
+    Ok(rows.into_iter().map(from_columns).collect())
 }
 
 /// Locks every component row until the transaction ends, so that
@@ -202,20 +206,20 @@ pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String,
         slivers::exclusive,
     );
     let mut rows: Vec<(String, i64, i64, bool)> = slivers::table
-        .filter(slivers::allocation_state.ne(AllocationState::Unallocated.as_str()))
-        .filter(slivers::expires_at.gt(to_unix(&now)))
+        .filter(slivers::allocation_state.ne(AllocationState::Unallocated))
+        .filter(slivers::expires_at.gt(UnixTime::from(now)))
         .select(columns)
         .load(conn)?;
     let destroying: Vec<Option<String>> = jobs::table
-        .filter(jobs::kind.eq(JobKind::Destroy.as_str()))
-        .filter(jobs::state.eq_any([JobState::Queued.as_str(), JobState::Running.as_str()]))
+        .filter(jobs::kind.eq(JobKind::Destroy))
+        .filter(jobs::state.eq_any(JobState::PENDING))
         .select(jobs::sliver_urn)
         .load(conn)?;
     let destroying: Vec<String> = destroying.into_iter().flatten().collect();
     if !destroying.is_empty() {
         rows.extend(
             slivers::table
-                .filter(slivers::allocation_state.eq(AllocationState::Unallocated.as_str()))
+                .filter(slivers::allocation_state.eq(AllocationState::Unallocated))
                 .filter(slivers::urn.eq_any(&destroying))
                 .select(columns)
                 .load::<(String, i64, i64, bool)>(conn)?,
@@ -306,7 +310,7 @@ pub fn sync(
 ) -> StoreResult<InventoryChanges> {
     let stored = all(conn)?;
     let plan = Plan::new(&stored, rows);
-    let at = to_unix(&now);
+    let at = UnixTime::from(now);
     if !plan.withdrawn.is_empty() {
         diesel::update(components::table.filter(components::id.eq_any(&plan.withdrawn)))
             .set((
@@ -316,10 +320,7 @@ pub fn sync(
             .execute(conn)?;
     }
     for row in plan.added.iter().chain(&plan.updated) {
-        let details = serde_json::to_string(&row.details).map_err(|e| StoreError::Corrupt {
-            what: "components.details",
-            value: e.to_string(),
-        })?;
+        let details = Json::new(row.details.clone());
         let values = (
             components::name.eq(&row.name),
             components::cpus.eq(row.cpus),
@@ -387,7 +388,7 @@ impl Store {
                 .collect();
             let earlier: Vec<(String, String, String, i64, i64)> = slivers::table
                 .filter(slivers::cores.is_null())
-                .filter(slivers::allocation_state.ne(AllocationState::Unallocated.as_str()))
+                .filter(slivers::allocation_state.ne(AllocationState::Unallocated))
                 .select((
                     slivers::urn,
                     slivers::component_id,

@@ -1,7 +1,8 @@
 //! The audit log: one row per thing that happened to a slice or sliver.
 
 use super::schema::events;
-use super::{Conn, Store, StoreResult, to_unix};
+use super::{Conn, Store, StoreResult, UnixTime};
+use crate::model::EventKind;
 use chrono::{DateTime, Utc};
 use diesel::dsl::max;
 use diesel::prelude::*;
@@ -14,14 +15,14 @@ pub struct EventRow {
     pub id: String,
     /// Order of logging.
     pub seq: i64,
-    /// When (unix seconds).
-    pub at: i64,
+    /// When.
+    pub at: UnixTime,
     /// Slice concerned.
     pub slice_urn: Option<String>,
     /// Sliver concerned.
     pub sliver_urn: Option<String>,
-    /// What happened, e.g. `allocate`.
-    pub kind: String,
+    /// What happened.
+    pub kind: EventKind,
     /// Details for operators.
     pub detail: String,
 }
@@ -32,17 +33,17 @@ pub fn append(
     now: DateTime<Utc>,
     slice_urn: Option<&str>,
     sliver_urn: Option<&str>,
-    kind: &str,
+    kind: EventKind,
     detail: &str,
 ) -> StoreResult<()> {
     let last: Option<i64> = events::table.select(max(events::seq)).first(conn)?;
     let row = EventRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
         seq: last.unwrap_or(0) + 1,
-        at: to_unix(&now),
+        at: now.into(),
         slice_urn: slice_urn.map(str::to_owned),
         sliver_urn: sliver_urn.map(str::to_owned),
-        kind: kind.to_owned(),
+        kind,
         detail: detail.to_owned(),
     };
     diesel::insert_into(events::table)

@@ -14,88 +14,11 @@
 //! other instances keep running until they expire.
 
 use super::schema::jobs;
-use super::{Conn, Store, StoreError, StoreResult, from_unix, to_unix};
+use super::{Conn, Json, Store, StoreResult, UnixTime};
+use crate::model::{JobKind, JobState};
 use chrono::{DateTime, TimeDelta, Utc};
 use diesel::dsl::max;
 use diesel::prelude::*;
-
-/// What a job asks the backend to do to its sliver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum JobKind {
-    /// Create the VM (Provision).
-    Provision,
-    /// Boot it (`geni_start`). May be queued while the sliver is still
-    /// provisioning: it runs after the provision job, and waits while the
-    /// new VM is still being defined.
-    Start,
-    /// Power it off (`geni_stop`).
-    Stop,
-    /// Reboot it (`geni_restart`).
-    Restart,
-    /// Install the slice users' current keys (`geni_update_users`).
-    UpdateUsers,
-    /// Destroy the VM (Delete, expiry).
-    Destroy,
-    /// Destroy a link's network once no sliver uses the link; the job's
-    /// `sliver_urn` is the link's sliver URN, its payload the handle.
-    DestroyNetwork,
-}
-
-impl JobKind {
-    /// Every kind.
-    pub const ALL: [JobKind; 7] = [
-        Self::Provision,
-        Self::Start,
-        Self::Stop,
-        Self::Restart,
-        Self::UpdateUsers,
-        Self::Destroy,
-        Self::DestroyNetwork,
-    ];
-
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Provision => "provision",
-            Self::Start => "start",
-            Self::Stop => "stop",
-            Self::Restart => "restart",
-            Self::UpdateUsers => "update_users",
-            Self::Destroy => "destroy",
-            Self::DestroyNetwork => "destroy_network",
-        }
-    }
-
-    /// The kind stored as `text`.
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == text)
-    }
-}
-
-/// Where a job is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum JobState {
-    /// Waiting for `run_after`.
-    Queued,
-    /// Claimed by a worker until its lease expires.
-    Running,
-    /// Done.
-    Done,
-    /// Given up.
-    Failed,
-}
-
-impl JobState {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "queued",
-            Self::Running => "running",
-            Self::Done => "done",
-            Self::Failed => "failed",
-        }
-    }
-}
 
 /// A job as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
@@ -105,45 +28,30 @@ pub struct JobRow {
     pub id: String,
     /// Order of creation (ties possible only across processes).
     pub seq: i64,
-    /// [`JobKind`] name.
-    pub kind: String,
+    /// What it does.
+    pub kind: JobKind,
     /// Slice concerned.
     pub slice_urn: String,
     /// Sliver concerned.
     pub sliver_urn: Option<String>,
     /// Kind-specific JSON (e.g. the VM tag for a destroy).
-    pub payload: String,
-    /// [`JobState`] name.
-    pub state: String,
+    pub payload: Json<serde_json::Value>,
+    /// Where it is.
+    pub state: JobState,
     /// How many times it was claimed.
     pub attempts: i64,
-    /// Not before (unix seconds).
-    pub run_after: i64,
+    /// Not before.
+    pub run_after: UnixTime,
     /// Worker holding it.
     pub lease_owner: Option<String>,
-    /// Until when (unix seconds).
-    pub lease_expires: Option<i64>,
+    /// Until when.
+    pub lease_expires: Option<UnixTime>,
     /// Why the last attempt failed.
     pub last_error: String,
-    /// Created (unix seconds).
-    pub created_at: i64,
-    /// Last changed (unix seconds).
-    pub updated_at: i64,
-}
-
-impl JobRow {
-    /// The kind.
-    pub fn job_kind(&self) -> StoreResult<JobKind> {
-        JobKind::parse(&self.kind).ok_or_else(|| StoreError::Corrupt {
-            what: "jobs.kind",
-            value: self.kind.clone(),
-        })
-    }
-
-    /// `run_after` as a date.
-    pub fn run_after(&self) -> DateTime<Utc> {
-        from_unix(self.run_after)
-    }
+    /// Created.
+    pub created_at: UnixTime,
+    /// Last changed.
+    pub updated_at: UnixTime,
 }
 
 /// Queues a job of `kind` for `sliver_urn`, runnable from `now`; returns
@@ -165,18 +73,18 @@ pub fn enqueue(
     let row = JobRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
         seq: last.unwrap_or(0) + 1,
-        kind: kind.as_str().to_owned(),
+        kind,
         slice_urn: slice_urn.to_owned(),
         sliver_urn: sliver_urn.map(str::to_owned),
-        payload: payload.to_string(),
-        state: JobState::Queued.as_str().to_owned(),
+        payload: Json::new(payload.clone()),
+        state: JobState::Queued,
         attempts: 0,
-        run_after: to_unix(&now),
+        run_after: now.into(),
         lease_owner: None,
         lease_expires: None,
         last_error: String::new(),
-        created_at: to_unix(&now),
-        updated_at: to_unix(&now),
+        created_at: now.into(),
+        updated_at: now.into(),
     };
     diesel::insert_into(jobs::table)
         .values(&row)
@@ -190,12 +98,12 @@ pub fn enqueue(
 fn supersede_queued(conn: &mut Conn, sliver_urn: &str, now: DateTime<Utc>) -> StoreResult<()> {
     let queued = jobs::table
         .filter(jobs::sliver_urn.eq(sliver_urn))
-        .filter(jobs::state.eq(JobState::Queued.as_str()));
+        .filter(jobs::state.eq(JobState::Queued));
     diesel::update(queued)
         .set((
-            jobs::state.eq(JobState::Done.as_str()),
+            jobs::state.eq(JobState::Done),
             jobs::last_error.eq("superseded by the destruction of the sliver"),
-            jobs::updated_at.eq(to_unix(&now)),
+            jobs::updated_at.eq(UnixTime::from(now)),
         ))
         .execute(conn)?;
     Ok(())
@@ -228,13 +136,13 @@ fn destructions_first() -> diesel::expression::SqlLiteral<diesel::sql_types::Int
 /// with an expired lease, and first of their sliver), destructions first
 /// then in order of due time and creation; on PostgreSQL the rows are
 /// locked and rows locked by other claimers skipped.
-fn claimable_ids(conn: &mut Conn, now: i64, limit: i64) -> StoreResult<Vec<String>> {
+fn claimable_ids(conn: &mut Conn, now: DateTime<Utc>, limit: i64) -> StoreResult<Vec<String>> {
     let due = jobs::state
-        .eq(JobState::Queued.as_str())
-        .and(jobs::run_after.le(now));
+        .eq(JobState::Queued)
+        .and(jobs::run_after.le(UnixTime::from(now)));
     let abandoned = jobs::state
-        .eq(JobState::Running.as_str())
-        .and(jobs::lease_expires.le(now));
+        .eq(JobState::Running)
+        .and(jobs::lease_expires.le(Some(UnixTime::from(now))));
     let query = jobs::table
         .filter(due.or(abandoned))
         .filter(first_of_its_sliver())
@@ -254,7 +162,7 @@ fn release(
     owner: &str,
     state: JobState,
     error: &str,
-    run_after: Option<i64>,
+    run_after: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> StoreResult<bool> {
     let target = jobs::table
@@ -262,12 +170,12 @@ fn release(
         .filter(jobs::lease_owner.eq(owner));
     let changed = diesel::update(target)
         .set((
-            jobs::state.eq(state.as_str()),
+            jobs::state.eq(state),
             jobs::last_error.eq(error),
             jobs::lease_owner.eq(None::<String>),
-            jobs::lease_expires.eq(None::<i64>),
-            run_after.map(|t| jobs::run_after.eq(t)),
-            jobs::updated_at.eq(to_unix(&now)),
+            jobs::lease_expires.eq(None::<UnixTime>),
+            run_after.map(|t| jobs::run_after.eq(UnixTime::from(t))),
+            jobs::updated_at.eq(UnixTime::from(now)),
         ))
         .execute(conn)?;
     Ok(changed == 1)
@@ -283,19 +191,18 @@ impl Store {
         lease: TimeDelta,
         limit: i64,
     ) -> StoreResult<Vec<JobRow>> {
-        let at = to_unix(&now);
         self.write(|conn| {
-            let ids = claimable_ids(conn, at, limit)?;
+            let ids = claimable_ids(conn, now, limit)?;
             if ids.is_empty() {
                 return Ok(Vec::new());
             }
             diesel::update(jobs::table.filter(jobs::id.eq_any(&ids)))
                 .set((
-                    jobs::state.eq(JobState::Running.as_str()),
+                    jobs::state.eq(JobState::Running),
                     jobs::lease_owner.eq(owner),
-                    jobs::lease_expires.eq(to_unix(&(now + lease))),
+                    jobs::lease_expires.eq(Some(UnixTime::from(now + lease))),
                     jobs::attempts.eq(jobs::attempts + 1),
-                    jobs::updated_at.eq(at),
+                    jobs::updated_at.eq(UnixTime::from(now)),
                 ))
                 .execute(conn)?;
             Ok(jobs::table
@@ -319,7 +226,7 @@ impl Store {
         run_after: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
-        let after = Some(to_unix(&run_after));
+        let after = Some(run_after);
         self.write(|conn| release(conn, id, owner, JobState::Queued, error, after, now))
     }
 
@@ -333,7 +240,7 @@ impl Store {
         run_after: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
-        let after = Some(to_unix(&run_after));
+        let after = Some(run_after);
         self.write(|conn| {
             let held = release(conn, id, owner, JobState::Queued, reason, after, now)?;
             if held {
@@ -368,7 +275,7 @@ impl Store {
     ) -> StoreResult<usize> {
         self.write(|conn| {
             let leased: Vec<(String, Option<String>)> = jobs::table
-                .filter(jobs::state.eq(JobState::Running.as_str()))
+                .filter(jobs::state.eq(JobState::Running))
                 .select((jobs::id, jobs::lease_owner))
                 .load(conn)?;
             let stale: Vec<String> = leased
@@ -383,8 +290,8 @@ impl Store {
                 .collect();
             diesel::update(jobs::table.filter(jobs::id.eq_any(&stale)))
                 .set((
-                    jobs::lease_expires.eq(to_unix(&now)),
-                    jobs::updated_at.eq(to_unix(&now)),
+                    jobs::lease_expires.eq(Some(UnixTime::from(now))),
+                    jobs::updated_at.eq(UnixTime::from(now)),
                 ))
                 .execute(conn)?;
             Ok(stale.len())
@@ -396,8 +303,8 @@ impl Store {
     pub fn destructions_pending(&self) -> StoreResult<bool> {
         self.read(|conn| {
             let pending: i64 = jobs::table
-                .filter(jobs::kind.eq(JobKind::Destroy.as_str()))
-                .filter(jobs::state.eq_any([JobState::Queued.as_str(), JobState::Running.as_str()]))
+                .filter(jobs::kind.eq(JobKind::Destroy))
+                .filter(jobs::state.eq_any(JobState::PENDING))
                 .count()
                 .get_result(conn)?;
             Ok(pending > 0)

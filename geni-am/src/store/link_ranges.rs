@@ -4,8 +4,8 @@
 //! checks a link's requested addresses against them ([`current`]).
 
 use super::schema::link_ranges;
-use super::{Conn, Store, StoreError, StoreResult, to_unix};
-use crate::core::types::AddressRange;
+use super::{Conn, Json, Store, StoreResult, UnixTime};
+use crate::model::AddressRange;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
@@ -15,20 +15,12 @@ const ROW: i64 = 1;
 /// The stored ranges; `None` when the backend gives a link any address
 /// (or none was stored yet).
 pub fn current(conn: &mut Conn) -> StoreResult<Option<Vec<AddressRange>>> {
-    let stored: Option<Option<String>> = link_ranges::table
+    let stored: Option<Option<Json<Vec<AddressRange>>>> = link_ranges::table
         .filter(link_ranges::id.eq(ROW))
         .select(link_ranges::ranges)
         .first(conn)
         .optional()?;
-    stored
-        .flatten()
-        .map(|text| {
-            serde_json::from_str(&text).map_err(|_| StoreError::Corrupt {
-                what: "link_ranges.ranges",
-                value: text,
-            })
-        })
-        .transpose()
+    Ok(stored.flatten().map(Json::into_value))
 }
 
 impl Store {
@@ -42,19 +34,12 @@ impl Store {
         if self.read(current)?.as_deref() == ranges {
             return Ok(false);
         }
-        let text =
-            ranges
-                .map(serde_json::to_string)
-                .transpose()
-                .map_err(|e| StoreError::Corrupt {
-                    what: "link_ranges.ranges",
-                    value: e.to_string(),
-                })?;
+        let text = ranges.map(|ranges| Json::new(ranges.to_vec()));
         self.write(|conn| {
             diesel::update(link_ranges::table.filter(link_ranges::id.eq(ROW)))
                 .set((
                     link_ranges::ranges.eq(text),
-                    link_ranges::updated_at.eq(to_unix(&now)),
+                    link_ranges::updated_at.eq(UnixTime::from(now)),
                 ))
                 .execute(conn)?;
             Ok(true)

@@ -5,7 +5,7 @@
 //! the two leaves no second network behind.
 
 use super::schema::link_networks;
-use super::{Conn, Store, StoreError, StoreResult, to_unix};
+use super::{Conn, Store, StoreError, StoreResult, UnixTime};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error};
@@ -22,8 +22,8 @@ pub struct LinkNetworkRow {
     pub name: String,
     /// The backend's handle on the network.
     pub handle: String,
-    /// When it was recorded (unix seconds).
-    pub created_at: i64,
+    /// When it was recorded.
+    pub created_at: UnixTime,
     /// The VLAN tag carrying it, as the backend reported it; `None`:
     /// untagged.
     pub vlan_tag: Option<i64>,
@@ -45,7 +45,7 @@ impl LinkNetworkRow {
             slice_urn: slice_urn.to_owned(),
             name: name.to_owned(),
             handle: handle.to_owned(),
-            created_at: to_unix(&now),
+            created_at: now.into(),
             vlan_tag: vlan_tag.map(i64::from),
         }
     }

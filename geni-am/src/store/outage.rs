@@ -4,9 +4,9 @@
 //! ListResources advertises nothing available. Ending the outage makes
 //! the jobs waiting in retry backoff due at once.
 
-use super::jobs::JobState;
 use super::schema::{backend_outage, jobs};
-use super::{Conn, Store, StoreResult, from_unix, to_unix};
+use super::{Conn, Store, StoreResult, UnixTime};
+use crate::model::JobState;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
@@ -24,14 +24,14 @@ pub struct Outage {
 
 /// The outage in progress, if any.
 pub fn current(conn: &mut Conn) -> StoreResult<Option<Outage>> {
-    let row: Option<(Option<i64>, String)> = backend_outage::table
+    let row: Option<(Option<UnixTime>, String)> = backend_outage::table
         .filter(backend_outage::id.eq(ROW))
         .select((backend_outage::since, backend_outage::detail))
         .first(conn)
         .optional()?;
     Ok(row.and_then(|(since, detail)| {
         since.map(|since| Outage {
-            since: from_unix(since),
+            since: since.get(),
             detail,
         })
     }))
@@ -47,9 +47,9 @@ impl Store {
                 .filter(backend_outage::since.is_null());
             let changed = diesel::update(quiet)
                 .set((
-                    backend_outage::since.eq(Some(to_unix(&now))),
+                    backend_outage::since.eq(Some(UnixTime::from(now))),
                     backend_outage::detail.eq(detail),
-                    backend_outage::updated_at.eq(to_unix(&now)),
+                    backend_outage::updated_at.eq(UnixTime::from(now)),
                 ))
                 .execute(conn)?;
             Ok(changed == 1)
@@ -66,16 +66,16 @@ impl Store {
             };
             diesel::update(backend_outage::table.filter(backend_outage::id.eq(ROW)))
                 .set((
-                    backend_outage::since.eq(None::<i64>),
+                    backend_outage::since.eq(None::<UnixTime>),
                     backend_outage::detail.eq(""),
-                    backend_outage::updated_at.eq(to_unix(&now)),
+                    backend_outage::updated_at.eq(UnixTime::from(now)),
                 ))
                 .execute(conn)?;
             let held = jobs::table
-                .filter(jobs::state.eq(JobState::Queued.as_str()))
-                .filter(jobs::run_after.gt(to_unix(&now)));
+                .filter(jobs::state.eq(JobState::Queued))
+                .filter(jobs::run_after.gt(UnixTime::from(now)));
             diesel::update(held)
-                .set(jobs::run_after.eq(to_unix(&now)))
+                .set(jobs::run_after.eq(UnixTime::from(now)))
                 .execute(conn)?;
             Ok(Some(outage.since))
         })

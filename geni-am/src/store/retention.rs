@@ -9,10 +9,9 @@
 //! its high-water mark instead of growing with every cycle, and is never
 //! rewritten (no `VACUUM`, which would lock the store for its duration).
 
-use super::jobs::JobState;
 use super::schema::{events, jobs, requests, slivers};
-use super::{Conn, Store, StoreResult, to_unix};
-use crate::core::types::AllocationState;
+use super::{Conn, Store, StoreResult, UnixTime};
+use crate::model::{AllocationState, JobState};
 use chrono::{DateTime, TimeDelta, Utc};
 use diesel::prelude::*;
 
@@ -75,10 +74,10 @@ fn unreferenced() -> diesel::expression::SqlLiteral<diesel::sql_types::Bool> {
 }
 
 /// Removes up to `batch` slivers deleted at or before `cutoff`.
-fn purge_slivers(conn: &mut Conn, cutoff: i64, batch: i64) -> StoreResult<usize> {
+fn purge_slivers(conn: &mut Conn, cutoff: UnixTime, batch: i64) -> StoreResult<usize> {
     let urns: Vec<String> = slivers::table
-        .filter(slivers::allocation_state.eq(AllocationState::Unallocated.as_str()))
-        .filter(slivers::deleted_at.le(cutoff))
+        .filter(slivers::allocation_state.eq(AllocationState::Unallocated))
+        .filter(slivers::deleted_at.le(Some(cutoff)))
         .filter(without_pending_jobs())
         .select(slivers::urn)
         .limit(batch)
@@ -88,7 +87,7 @@ fn purge_slivers(conn: &mut Conn, cutoff: i64, batch: i64) -> StoreResult<usize>
 
 /// Removes up to `batch` request documents stored at or before `cutoff`
 /// that no sliver refers to.
-fn purge_requests(conn: &mut Conn, cutoff: i64, batch: i64) -> StoreResult<usize> {
+fn purge_requests(conn: &mut Conn, cutoff: UnixTime, batch: i64) -> StoreResult<usize> {
     let ids: Vec<String> = requests::table
         .filter(requests::created_at.le(cutoff))
         .filter(unreferenced())
@@ -99,10 +98,9 @@ fn purge_requests(conn: &mut Conn, cutoff: i64, batch: i64) -> StoreResult<usize
 }
 
 /// Removes up to `batch` jobs done or failed at or before `cutoff`.
-fn purge_jobs(conn: &mut Conn, cutoff: i64, batch: i64) -> StoreResult<usize> {
-    let finished = [JobState::Done.as_str(), JobState::Failed.as_str()];
+fn purge_jobs(conn: &mut Conn, cutoff: UnixTime, batch: i64) -> StoreResult<usize> {
     let ids: Vec<String> = jobs::table
-        .filter(jobs::state.eq_any(finished))
+        .filter(jobs::state.eq_any(JobState::FINISHED))
         .filter(jobs::updated_at.le(cutoff))
         .select(jobs::id)
         .limit(batch)
@@ -111,7 +109,7 @@ fn purge_jobs(conn: &mut Conn, cutoff: i64, batch: i64) -> StoreResult<usize> {
 }
 
 /// Removes up to `batch` events logged at or before `cutoff`.
-fn purge_events(conn: &mut Conn, cutoff: i64, batch: i64) -> StoreResult<usize> {
+fn purge_events(conn: &mut Conn, cutoff: UnixTime, batch: i64) -> StoreResult<usize> {
     let ids: Vec<String> = events::table
         .filter(events::at.le(cutoff))
         .select(events::id)
@@ -126,8 +124,8 @@ impl Store {
     /// sliver's finished destroy no longer refers to it; requests after
     /// their slivers).
     fn purge_batch(&self, retention: &Retention, now: DateTime<Utc>) -> StoreResult<Purged> {
-        let ended = to_unix(&(now - retention.ended));
-        let logged = to_unix(&(now - retention.events));
+        let ended = UnixTime::from(now - retention.ended);
+        let logged = UnixTime::from(now - retention.events);
         let batch = retention.batch.max(1);
         Ok(Purged {
             jobs: self.write(|conn| purge_jobs(conn, ended, batch))?,

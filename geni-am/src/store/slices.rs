@@ -2,8 +2,8 @@
 //! users (with SSH keys) given at Provision or `geni_update_users`.
 
 use super::schema::{requests, slice_users, slices};
-use super::{Conn, StoreError, StoreResult, from_unix, to_unix};
-use crate::core::types::UserKeys;
+use super::{Conn, Json, StoreResult, UnixTime};
+use crate::model::UserKeys;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
@@ -13,10 +13,10 @@ use diesel::prelude::*;
 pub struct SliceRow {
     /// Slice URN.
     pub urn: String,
-    /// When the AM first saw it (unix seconds).
-    pub created_at: i64,
-    /// Expiry of the latest slice credential presented (unix seconds).
-    pub credential_expires: i64,
+    /// When the AM first saw it.
+    pub created_at: UnixTime,
+    /// Expiry of the latest slice credential presented.
+    pub credential_expires: UnixTime,
     /// Set by Shutdown: experimenter actions are refused afterwards.
     pub shut_down: bool,
     /// Who shut the slice down (the URN of Shutdown's caller), when known.
@@ -31,8 +31,8 @@ pub struct RequestRow {
     pub id: String,
     /// The slice it was allocated into.
     pub slice_urn: String,
-    /// When (unix seconds).
-    pub created_at: i64,
+    /// When.
+    pub created_at: UnixTime,
     /// The document as received.
     pub document: String,
 }
@@ -51,7 +51,7 @@ pub fn find_or_create(
     now: DateTime<Utc>,
 ) -> StoreResult<SliceRow> {
     if let Some(mut row) = find(conn, urn)? {
-        row.credential_expires = to_unix(&credential_expires);
+        row.credential_expires = credential_expires.into();
         diesel::update(slices::table.find(urn))
             .set(slices::credential_expires.eq(row.credential_expires))
             .execute(conn)?;
@@ -59,8 +59,8 @@ pub fn find_or_create(
     }
     let row = SliceRow {
         urn: urn.to_owned(),
-        created_at: to_unix(&now),
-        credential_expires: to_unix(&credential_expires),
+        created_at: now.into(),
+        credential_expires: credential_expires.into(),
         shut_down: false,
         shut_down_by: None,
     };
@@ -101,7 +101,7 @@ pub fn insert_request(
     let row = RequestRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
         slice_urn: slice_urn.to_owned(),
-        created_at: to_unix(&now),
+        created_at: now.into(),
         document: document.to_owned(),
     };
     diesel::insert_into(requests::table)
@@ -127,13 +127,13 @@ pub fn upsert_users(
     now: DateTime<Utc>,
 ) -> StoreResult<()> {
     for user in users {
-        let keys: Vec<&str> = user.keys.iter().map(|k| k.trim_end()).collect();
-        let keys = serde_json::to_string(&keys).unwrap_or_else(|_| "[]".to_owned());
+        let keys: Vec<String> = user.keys.iter().map(|k| k.trim_end().to_owned()).collect();
+        let keys = Json::new(keys);
         let target = slice_users::table.find((slice_urn, user.urn.as_str()));
         let updated = diesel::update(target)
             .set((
                 slice_users::keys.eq(&keys),
-                slice_users::updated_at.eq(to_unix(&now)),
+                slice_users::updated_at.eq(UnixTime::from(now)),
             ))
             .execute(conn)?;
         if updated == 0 {
@@ -142,7 +142,7 @@ pub fn upsert_users(
                     slice_users::slice_urn.eq(slice_urn),
                     slice_users::user_urn.eq(&user.urn),
                     slice_users::keys.eq(&keys),
-                    slice_users::updated_at.eq(to_unix(&now)),
+                    slice_users::updated_at.eq(UnixTime::from(now)),
                 ))
                 .execute(conn)?;
         }
@@ -152,25 +152,16 @@ pub fn upsert_users(
 
 /// The slice's users and their keys, by URN.
 pub fn users(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<UserKeys>> {
-    let rows: Vec<(String, String)> = slice_users::table
+    let rows: Vec<(String, Json<Vec<String>>)> = slice_users::table
         .filter(slice_users::slice_urn.eq(slice_urn))
         .select((slice_users::user_urn, slice_users::keys))
         .order(slice_users::user_urn)
         .load(conn)?;
-    rows.into_iter()
-        .map(|(urn, keys)| {
-            let keys = serde_json::from_str(&keys).map_err(|_| StoreError::Corrupt {
-                what: "slice_users.keys",
-                value: keys.clone(),
-            })?;
-            Ok(UserKeys { urn, keys })
+    Ok(rows
+        .into_iter()
+        .map(|(urn, keys)| UserKeys {
+            urn,
+            keys: keys.into_value(),
         })
-        .collect()
-}
-
-impl SliceRow {
-    /// The credential expiry as a date.
-    pub fn credential_expires(&self) -> DateTime<Utc> {
-        from_unix(self.credential_expires)
-    }
+        .collect())
 }

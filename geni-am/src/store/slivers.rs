@@ -10,8 +10,10 @@
 //! than another writer's transition never moves the sliver back.
 
 use super::schema::slivers;
-use super::{Conn, Store, StoreError, StoreResult, events, from_unix, jobs, to_unix};
-use crate::core::types::{AllocationState, OperationalState, SliverAnnotations, SliverInfo};
+use super::{Conn, Json, Store, StoreResult, UnixTime, events, jobs};
+use crate::model::{
+    AllocationState, EventKind, JobKind, OperationalState, SliverAnnotations, SliverInfo,
+};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
@@ -39,24 +41,24 @@ pub struct SliverRow {
     pub memory_mb: i64,
     /// Whether it holds its component exclusively.
     pub exclusive: bool,
-    /// [`AllocationState`] name.
-    pub allocation_state: String,
-    /// [`OperationalState`] name.
-    pub operational_state: String,
-    /// Expiry of the current allocation state (unix seconds).
-    pub expires_at: i64,
+    /// Allocation state.
+    pub allocation_state: AllocationState,
+    /// Operational state.
+    pub operational_state: OperationalState,
+    /// Expiry of the current allocation state.
+    pub expires_at: UnixTime,
     /// Last error, empty if none.
     pub error: String,
-    /// [`SliverAnnotations`] as JSON.
-    pub annotations: String,
-    /// Created (unix seconds).
-    pub created_at: i64,
+    /// What the backend reported.
+    pub annotations: Json<SliverAnnotations>,
+    /// Created.
+    pub created_at: UnixTime,
     /// Raised by every write ([`save`]); compared by the writes that must
     /// not overwrite a change made since the row was read.
     #[diesel(skip_update)]
     pub version: i64,
-    /// When it was deleted (unix seconds), `None` while it is live.
-    pub deleted_at: Option<i64>,
+    /// When it was deleted, `None` while it is live.
+    pub deleted_at: Option<UnixTime>,
     /// Disk size granted (GB), when the request sized the disk.
     pub disk_gb: Option<i64>,
     /// Cores (VCPUs) granted; `None` on rows of earlier releases, whose
@@ -79,60 +81,23 @@ impl SliverRow {
         })
     }
 
-    /// The allocation state.
-    pub fn allocation(&self) -> StoreResult<AllocationState> {
-        AllocationState::parse(&self.allocation_state).ok_or_else(|| StoreError::Corrupt {
-            what: "slivers.allocation_state",
-            value: self.allocation_state.clone(),
-        })
-    }
-
-    /// The operational state.
-    pub fn operational(&self) -> StoreResult<OperationalState> {
-        OperationalState::parse(&self.operational_state).ok_or_else(|| StoreError::Corrupt {
-            what: "slivers.operational_state",
-            value: self.operational_state.clone(),
-        })
-    }
-
-    /// The expiry as a date.
-    pub fn expires(&self) -> DateTime<Utc> {
-        from_unix(self.expires_at)
-    }
-
-    /// What the backend reported.
-    pub fn annotations(&self) -> StoreResult<SliverAnnotations> {
-        serde_json::from_str(&self.annotations).map_err(|_| StoreError::Corrupt {
-            what: "slivers.annotations",
-            value: self.annotations.clone(),
-        })
-    }
-
     /// The sliver-info report of this sliver.
-    pub fn info(&self) -> StoreResult<SliverInfo> {
-        Ok(SliverInfo {
+    pub fn info(&self) -> SliverInfo {
+        SliverInfo {
             urn: self.urn.clone(),
             client_id: self.client_id.clone(),
-            allocation: self.allocation()?,
-            operational: self.operational()?,
-            expires: self.expires(),
+            allocation: self.allocation_state,
+            operational: self.operational_state,
+            expires: self.expires_at.get(),
             error: self.error.clone(),
-        })
+        }
     }
 
     /// Sets both states.
     pub fn set_states(&mut self, allocation: AllocationState, operational: OperationalState) {
-        self.allocation_state = allocation.as_str().to_owned();
-        self.operational_state = operational.as_str().to_owned();
+        self.allocation_state = allocation;
+        self.operational_state = operational;
     }
-}
-
-/// The allocation-state names of slivers that hold resources.
-fn live_states() -> [&'static str; 2] {
-    [
-        AllocationState::Allocated.as_str(),
-        AllocationState::Provisioned.as_str(),
-    ]
 }
 
 /// Stores a new sliver.
@@ -174,7 +139,7 @@ pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliverRow>> {
 pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
         .filter(slivers::slice_urn.eq(slice_urn))
-        .filter(slivers::allocation_state.eq_any(live_states()))
+        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
         .order((slivers::created_at, slivers::client_id))
         .load(conn)?)
 }
@@ -190,7 +155,7 @@ pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>>
 /// Every sliver holding resources.
 pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
-        .filter(slivers::allocation_state.eq_any(live_states()))
+        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
         .order((slivers::created_at, slivers::urn))
         .load(conn)?)
 }
@@ -198,8 +163,8 @@ pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
 /// Live slivers whose current state expired at or before `now`.
 pub fn expired(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
-        .filter(slivers::allocation_state.eq_any(live_states()))
-        .filter(slivers::expires_at.le(to_unix(&now)))
+        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
+        .filter(slivers::expires_at.le(UnixTime::from(now)))
         .order(slivers::expires_at)
         .load(conn)?)
 }
@@ -208,7 +173,7 @@ pub fn expired(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow
 /// `detail` at `now`.
 struct Report<'a> {
     now: DateTime<Utc>,
-    kind: &'a str,
+    kind: EventKind,
     detail: &'a str,
 }
 
@@ -225,7 +190,7 @@ fn update_live(
         let Some(mut row) = find(conn, urn)? else {
             return Ok(false);
         };
-        if row.allocation()? == AllocationState::Unallocated {
+        if row.allocation_state == AllocationState::Unallocated {
             return Ok(false);
         }
         change(&mut row);
@@ -239,14 +204,6 @@ fn update_live(
             report.detail,
         )?;
         Ok(true)
-    })
-}
-
-/// `annotations` as stored.
-fn annotations_json(annotations: &SliverAnnotations) -> StoreResult<String> {
-    serde_json::to_string(annotations).map_err(|e| StoreError::Corrupt {
-        what: "slivers.annotations",
-        value: e.to_string(),
     })
 }
 
@@ -277,13 +234,14 @@ impl Store {
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
         let mut row = read.clone();
-        row.operational_state = observation.state.as_str().to_owned();
+        row.operational_state = observation.state;
         row.error.clone_from(&observation.error);
         if let Some(annotations) = &observation.annotations {
-            row.annotations = annotations_json(annotations)?;
+            row.annotations = Json::new(annotations.clone());
         }
         self.write(|conn| {
-            if row.allocation()? == AllocationState::Unallocated || !save_if_unchanged(conn, &row)?
+            if row.allocation_state == AllocationState::Unallocated
+                || !save_if_unchanged(conn, &row)?
             {
                 let current = find(conn, &row.urn)?;
                 tracing::info!(
@@ -296,8 +254,8 @@ impl Store {
                 return Ok(false);
             }
             let (kind, detail) = match observation.state {
-                OperationalState::Failed => ("failed", observation.error.as_str()),
-                state => ("operational_state", state.as_str()),
+                OperationalState::Failed => (EventKind::Failed, observation.error.as_str()),
+                state => (EventKind::OperationalState, state.as_str()),
             };
             events::append(
                 conn,
@@ -322,11 +280,11 @@ impl Store {
     ) -> StoreResult<bool> {
         let report = Report {
             now,
-            kind: "operational_state",
+            kind: EventKind::OperationalState,
             detail: state.as_str(),
         };
         update_live(self, urn, report, |row| {
-            row.operational_state = state.as_str().to_owned();
+            row.operational_state = state;
             if state != OperationalState::Failed {
                 row.error.clear();
             }
@@ -341,11 +299,11 @@ impl Store {
         annotations: &SliverAnnotations,
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
-        let json = annotations_json(annotations)?;
+        let json = Json::new(annotations.clone());
         let report = Report {
             now,
-            kind: "annotations",
-            detail: &json,
+            kind: EventKind::Annotations,
+            detail: json.text(),
         };
         update_live(self, urn, report, |row| row.annotations = json.clone())
     }
@@ -371,11 +329,11 @@ impl Store {
     fn fail(&self, urn: &str, error: &str, release: bool, now: DateTime<Utc>) -> StoreResult<bool> {
         let report = Report {
             now,
-            kind: "failed",
+            kind: EventKind::Failed,
             detail: error,
         };
         update_live(self, urn, report, |row| {
-            row.operational_state = OperationalState::Failed.as_str().to_owned();
+            row.operational_state = OperationalState::Failed;
             row.error = error.to_owned();
             if release {
                 (row.cpus, row.memory_mb, row.exclusive) = (0, 0, false);
@@ -407,19 +365,19 @@ impl Store {
 pub fn unallocate(
     conn: &mut Conn,
     mut row: SliverRow,
-    kind: &str,
+    kind: EventKind,
     detail: &str,
     now: DateTime<Utc>,
 ) -> StoreResult<SliverRow> {
-    let provisioned = row.allocation()? == AllocationState::Provisioned;
-    row.allocation_state = AllocationState::Unallocated.as_str().to_owned();
-    row.deleted_at = Some(to_unix(&now));
+    let provisioned = row.allocation_state == AllocationState::Provisioned;
+    row.allocation_state = AllocationState::Unallocated;
+    row.deleted_at = Some(now.into());
     save(conn, &row)?;
     if provisioned {
-        let payload = serde_json::json!({ "reason": kind });
+        let payload = serde_json::json!({ "reason": kind.as_str() });
         jobs::enqueue(
             conn,
-            jobs::JobKind::Destroy,
+            JobKind::Destroy,
             &row.slice_urn,
             Some(&row.urn),
             &payload,

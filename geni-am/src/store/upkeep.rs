@@ -4,10 +4,9 @@
 //! expired slivers (deallocate, free capacity, queue the VM's destruction)
 //! in one transaction.
 
-use super::jobs::JobState;
 use super::schema::{jobs, slivers};
-use super::{Conn, Store, StoreResult, from_unix, slivers as sliver_rows};
-use crate::core::types::AllocationState;
+use super::{Conn, Store, StoreResult, UnixTime, slivers as sliver_rows};
+use crate::model::{AllocationState, EventKind, JobState};
 use chrono::{DateTime, Utc};
 use diesel::dsl::min;
 use diesel::prelude::*;
@@ -15,22 +14,17 @@ use std::collections::HashSet;
 
 /// The earliest expiry among live slivers.
 fn next_expiry(conn: &mut Conn) -> StoreResult<Option<DateTime<Utc>>> {
-    let live = [
-        AllocationState::Allocated.as_str(),
-        AllocationState::Provisioned.as_str(),
-    ];
-    let earliest: Option<i64> = slivers::table
-        .filter(slivers::allocation_state.eq_any(live))
+    let earliest: Option<UnixTime> = slivers::table
+        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
         .select(min(slivers::expires_at))
         .first(conn)?;
-    Ok(earliest.map(from_unix))
+    Ok(earliest.map(UnixTime::get))
 }
 
 /// URNs of slivers with a queued or running job.
 pub fn pending_job_slivers(conn: &mut Conn) -> StoreResult<HashSet<String>> {
-    let pending = [JobState::Queued.as_str(), JobState::Running.as_str()];
     let urns: Vec<Option<String>> = jobs::table
-        .filter(jobs::state.eq_any(pending))
+        .filter(jobs::state.eq_any(JobState::PENDING))
         .select(jobs::sliver_urn)
         .distinct()
         .load(conn)?;
@@ -57,8 +51,8 @@ impl Store {
             let expired = sliver_rows::expired(conn, now)?;
             let mut reaped = Vec::with_capacity(expired.len());
             for row in expired {
-                let detail = format!("expired at {}", row.expires());
-                let row = sliver_rows::unallocate(conn, row, "expired", &detail, now)?;
+                let detail = format!("expired at {}", row.expires_at);
+                let row = sliver_rows::unallocate(conn, row, EventKind::Expired, &detail, now)?;
                 reaped.push(row.urn);
             }
             Ok(reaped)

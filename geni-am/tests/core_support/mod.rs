@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use geni_am::core::types::{Principal, Selector, UserKeys};
 use geni_am::core::{Aggregate, AggregateConfig, Policy};
+use geni_am::model::{Principal, Selector, UserKeys};
 use geni_am::store::Store;
 use geni_am::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
 use std::path::PathBuf;

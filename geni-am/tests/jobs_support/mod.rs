@@ -16,10 +16,10 @@ use geni_am::backend::opennebula::config::{OneConfig, SAMPLE_SECTION as ONE_SECT
 use geni_am::backend::sim::SimulatedCloud;
 use geni_am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use geni_am::backend::{Compute, VmSpec};
-use geni_am::core::types::{OperationalState, Principal, Selector, UserKeys};
 use geni_am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions, SshAccess};
 use geni_am::geni::AmError;
 use geni_am::jobs::{self, JobsConfig, JobsHandle};
+use geni_am::model::{OperationalState, Principal, Selector, UserKeys};
 use geni_am::store::Store;
 use geni_am::store::slivers::SliverRow;
 use onesim::{OneSim, SimSettings};
@@ -274,7 +274,7 @@ impl Harness {
         urn: &str,
         action: &str,
         users: Option<&[UserKeys]>,
-    ) -> Result<Vec<geni_am::core::types::SliverInfo>, AmError> {
+    ) -> Result<Vec<geni_am::model::SliverInfo>, AmError> {
         let selector = slivers(SLICE, &[urn.to_owned()]);
         self.aggregate
             .perform_action(&principal(SLICE), &selector, action, false, users)
@@ -323,9 +323,7 @@ impl Harness {
 
     /// Waits until the sliver is in operational state `state`.
     pub fn wait_state(&self, urn: &str, state: OperationalState) -> SliverRow {
-        self.wait_for(urn, state.as_str(), |row| {
-            row.operational_state == state.as_str()
-        })
+        self.wait_for(urn, state.as_str(), |row| row.operational_state == state)
     }
 
     /// Waits (up to 20 s) until `check` holds of the cloud.
