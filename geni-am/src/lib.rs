@@ -12,6 +12,7 @@ pub mod config;
 pub mod core;
 pub mod geni;
 pub mod jobs;
+pub mod model;
 pub mod server;
 pub mod store;
 pub mod time;

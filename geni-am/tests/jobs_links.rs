@@ -22,7 +22,7 @@ use chrono::{TimeDelta, Utc};
 use geni_am::backend::{Compute, NetSpec};
 use geni_am::backend::{ExecuteSpec, InstallSpec};
 use geni_am::core::SshAccess;
-use geni_am::core::links::link_sliver_urn;
+use geni_am::core::naming::link_sliver_urn;
 use geni_am::core::types::{OperationalState as Op, Selector};
 use geni_rspec::validate::{RspecKind, Validator};
 use jobs_support::{Harness, REQUEST, SLICE, corpus, fast_jobs};
@@ -75,7 +75,7 @@ fn a_lan_becomes_one_network_with_both_vms_and_their_addresses_in_the_manifest(
         (&urns[0], "interface-1", "10.10.0.100"),
         (&urns[1], "interface-0", "10.10.0.101"),
     ] {
-        let sliver_id = geni_am::core::links::interface_sliver_urn(node, interface);
+        let sliver_id = geni_am::core::naming::interface_sliver_urn(node, interface);
         assert!(
             manifest.contains(&format!(
                 "client_id=\"{interface}\" sliver_id=\"{sliver_id}\""

@@ -65,6 +65,9 @@ pub struct SliverRow {
     /// Memory granted (MiB); `None` on rows of earlier releases, whose
     /// `memory_mb` held it.
     pub ram_mb: Option<i64>,
+    /// The node plan (`model::plan::NodePlan`) as JSON, written at
+    /// Allocate; `None` on rows of earlier releases.
+    pub plan: Option<String>,
 }
 
 impl SliverRow {
