@@ -1,5 +1,5 @@
-//! Every refusal the core makes, with its GENI code (AMAPI.md §2.14,
-//! §2.18, §8): bad requests (empty, malformed, real broken RSpecs from the
+//! Every refusal the core makes, with the GENI code the API answers it
+//! with (GENI AM API v3, "Return Codes"): bad requests (empty, malformed, real broken RSpecs from the
 //! corpus, a manifest or advertisement sent as a request, wrong namespace,
 //! DOCTYPE), unsatisfiable requests, unknown slices and slivers, wrong URN
 //! types, renewals out of range, unknown and misplaced actions.

@@ -248,7 +248,7 @@ impl Aggregate {
     }
 
     /// Operator emergency stop: the slice is marked shut down (later
-    /// experimenter changes are refused with FORBIDDEN), running slivers
+    /// experimenter changes are refused with [`CoreError::ShutDown`]), running slivers
     /// are stopped and kept for forensics. Repeating it is harmless.
     pub fn shutdown(&self, principal: &Principal, slice_urn: &str) -> Result<(), CoreError> {
         let now = self.now();
