@@ -82,6 +82,38 @@ mod tests {
     }
 
     #[test]
+    fn core_failures_are_answered_with_their_code_and_text() {
+        for (error, code) in [
+            (CoreError::EmptyRequest, GeniCode::BadArgs),
+            (
+                CoreError::bad_request(7, "no such image"),
+                GeniCode::BadArgs,
+            ),
+            (
+                CoreError::UnsupportedRspec("ns".into()),
+                GeniCode::BadVersion,
+            ),
+            (
+                CoreError::NoCapacity("full".into()),
+                GeniCode::InsufficientNodes,
+            ),
+            (
+                CoreError::UnknownSlice { slice: "s".into() },
+                GeniCode::SearchFailed,
+            ),
+            (CoreError::MissingOption("geni_users"), GeniCode::BadArgs),
+            (CoreError::Internal("damaged".into()), GeniCode::Error),
+        ] {
+            let text = error.to_string();
+            let answered = AmError::from(error);
+            assert_eq!(answered.code, code, "{text}");
+            assert_eq!(answered.message, text);
+        }
+        let bad = AmError::from(CoreError::bad_request(7, "no such image"));
+        assert_eq!(bad.message, "line 7: no such image");
+    }
+
+    #[test]
     fn refusals_and_bad_arguments_keep_their_message() {
         let e = refused(RefusalKind::CredentialMismatch, "target is slice b");
         assert_eq!(e.code, GeniCode::CredentialMismatch);
