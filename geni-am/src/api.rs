@@ -203,7 +203,11 @@ impl Context<'_> {
         }
         let mut owners: Vec<String> = Vec::new();
         for urn in &slivers {
-            if let Some(row) = self.aggregate().store().sliver(urn.as_str())?
+            if let Some(row) = self
+                .aggregate()
+                .store()
+                .sliver(urn.as_str())
+                .map_err(crate::core::CoreError::from)?
                 && !owners.contains(&row.slice_urn)
             {
                 owners.push(row.slice_urn);

@@ -1,6 +1,8 @@
 //! The aggregate's rules on the store: allocation and operational state
-//! machines (AMAPI.md §2.15), expiry rules (§2.6, §2.17), capacity
-//! reservation, manifests and the advertisement.
+//! machines (GENI AM API v3, "Sliver Allocation States" and "Sliver
+//! Operational States"), expiry rules, capacity reservation, node plans,
+//! manifests and the advertisement. Failures are [`CoreError`]s: data the
+//! API layer maps to GENI codes.
 //!
 //! [`Aggregate`] is synchronous; every operation runs in one store
 //! transaction and never calls the backend: work for the backend is queued
@@ -13,24 +15,26 @@
 mod actions;
 mod advertise;
 mod allocate;
+mod error;
 mod expiry;
 mod lifecycle;
 pub mod links;
 mod manifest;
 mod merge;
+pub mod naming;
 mod report;
 mod select;
 mod v2;
 
 pub use actions::Action;
 pub use allocate::Allocation;
+pub use error::CoreError;
 pub use lifecycle::{ProvisionOptions, RenewOptions};
-pub use manifest::{login_name, login_names, urn_name};
+pub use naming::{login_name, login_names, urn_name};
 pub use v2::{V2Resource, V2Status};
 
-use crate::geni::AmError;
 use crate::model::SliverInfo;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use geni_rspec::Validator;
 use std::sync::Arc;
@@ -150,9 +154,9 @@ impl std::fmt::Debug for Aggregate {
 
 impl Aggregate {
     /// The aggregate `config` on `store`, reading the system clock.
-    pub fn new(store: Store, config: AggregateConfig) -> Result<Self, AmError> {
+    pub fn new(store: Store, config: AggregateConfig) -> Result<Self, CoreError> {
         let validator = Validator::new()
-            .map_err(|e| AmError::error(format!("the RSpec schemas do not load: {e}")))?;
+            .map_err(|e| CoreError::Internal(format!("the RSpec schemas do not load: {e}")))?;
         Ok(Self {
             store,
             config,
@@ -180,16 +184,5 @@ impl Aggregate {
     fn now(&self) -> DateTime<Utc> {
         let now = (self.clock)();
         DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now)
-    }
-}
-
-impl From<StoreError> for AmError {
-    /// Contention becomes BUSY (clients retry), anything else DBERROR.
-    fn from(e: StoreError) -> Self {
-        if e.is_busy() {
-            AmError::busy(format!("the aggregate is busy, retry shortly ({e})"))
-        } else {
-            AmError::db_error(e.to_string())
-        }
     }
 }

@@ -1,13 +1,15 @@
-//! GENI return codes (AMAPI.md §2.14) and the error every aggregate
-//! operation returns: the ONE place codes are defined.
+//! GENI return codes (GENI AM API v3, "Return Codes") and the API's
+//! envelope error: the ONE place codes are defined.
 //!
-//! Core operations fail with an [`AmError`], a code plus a message a person
-//! can act on; the API layer puts both into the `code`/`output` members of
-//! the GENI envelope.
+//! An [`AmError`] is what a call is answered with when it fails: a code
+//! plus a message a person can act on, which the API layer puts into the
+//! `code`/`output` members of the GENI envelope. Which code a failure gets
+//! is decided in `api::errors`; the core reports failures as data
+//! (`core::CoreError`).
 
 use std::fmt;
 
-/// Every `geni_code` of the registry (AMAPI.md §2.14).
+/// Every `geni_code` of the registry (GENI AM API v3, "Return Codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GeniCode {
     /// 0: success.
@@ -157,8 +159,8 @@ impl fmt::Display for GeniCode {
     }
 }
 
-/// A failed aggregate operation: the GENI code to answer with and a message
-/// for the experimenter (sent as `output`).
+/// A failed call: the GENI code to answer with and a message for the
+/// experimenter (sent as `output`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct AmError {
@@ -187,30 +189,10 @@ constructors! {
     bad_args => BadArgs,
     /// ERROR (2): an internal error.
     error => Error,
-    /// FORBIDDEN (3): not allowed (e.g. the slice is shut down).
-    forbidden => Forbidden,
     /// BADVERSION (4): an RSpec type or version the AM does not speak.
     bad_version => BadVersion,
-    /// TOOBIG (6): the request cannot be satisfied or is too large.
-    too_big => TooBig,
-    /// REFUSED (7): the operation is refused.
-    refused => Refused,
-    /// DBERROR (9): the store failed.
-    db_error => DbError,
-    /// UNAVAILABLE (11): nothing to act on, or the AM is locked down.
-    unavailable => Unavailable,
     /// SEARCHFAILED (12): unknown slice or sliver.
     search_failed => SearchFailed,
-    /// UNSUPPORTED (13): an action or operation the AM does not support here.
-    unsupported => Unsupported,
-    /// BUSY (14): retry later.
-    busy => Busy,
-    /// ALREADYEXISTS (17): it exists already.
-    already_exists => AlreadyExists,
-    /// OUTOFRANGE (19): e.g. an expiration beyond what is allowed.
-    out_of_range => OutOfRange,
-    /// INSUFFICIENT_NODES (26): not enough free capacity.
-    insufficient_nodes => InsufficientNodes,
 }
 
 impl AmError {
@@ -261,6 +243,6 @@ mod tests {
         let e = AmError::search_failed("no sliver x");
         assert_eq!(e.code, GeniCode::SearchFailed);
         assert_eq!(e.to_string(), "SEARCHFAILED (12): no sliver x");
-        assert_eq!(AmError::out_of_range("late").code, GeniCode::OutOfRange);
+        assert_eq!(AmError::bad_version("v9").code, GeniCode::BadVersion);
     }
 }

@@ -1,11 +1,13 @@
 //! The aggregate's vocabulary, at the bottom of the crate: the states of
 //! the GENI AM API's state machines and of the queued backend work (as
 //! enums with their exact stored text), slice and sliver URNs and how
-//! sliver URNs are named, what the AM reports about a sliver, and who is
-//! calling. It imports nothing of the crate above it; the store maps these
-//! types to columns and the core, api and jobs speak them.
+//! sliver URNs are named, what the AM reports about a sliver, who is
+//! calling, and the per-sliver node plan the workers read. It imports
+//! nothing of the crate above it; the store maps these types to columns
+//! and the core, api and jobs speak them.
 
 mod compute;
+pub mod plan;
 mod sliver;
 mod states;
 mod urn;

@@ -214,7 +214,7 @@ fn real_requests_go_through_the_whole_lifecycle() {
         let p = principal(30);
         let ours = Ownership::of(&RSpec::new(&doc).unwrap(), &cm).nodes.len();
         if ours == 0 {
-            let err = am.allocate(&p, SLICE, text).unwrap_err();
+            let err = am.allocate(&p, SLICE, text).unwrap_err().answered();
             assert!(err.message.contains("no node"), "{name}: {err}");
             nodeless += 1;
             continue;

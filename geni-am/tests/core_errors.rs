@@ -1,5 +1,5 @@
-//! Every refusal the core makes, with its GENI code (AMAPI.md §2.14,
-//! §2.18, §8): bad requests (empty, malformed, real broken RSpecs from the
+//! Every refusal the core makes, with the GENI code the API answers it
+//! with (GENI AM API v3, "Return Codes"): bad requests (empty, malformed, real broken RSpecs from the
 //! corpus, a manifest or advertisement sent as a request, wrong namespace,
 //! DOCTYPE), unsatisfiable requests, unknown slices and slivers, wrong URN
 //! types, renewals out of range, unknown and misplaced actions.
@@ -13,7 +13,9 @@ use geni_am::geni::{AmError, GeniCode};
 use geni_am::model::{AllocationState, OperationalState, Selector};
 
 fn allocate_err(f: &Fixture, rspec: &str) -> AmError {
-    f.am.allocate(&principal(30), SLICE, rspec).unwrap_err()
+    f.am.allocate(&principal(30), SLICE, rspec)
+        .unwrap_err()
+        .answered()
 }
 
 /// Allocate of a one-node request with `from` replaced by `to`.
@@ -32,12 +34,16 @@ fn errors_of_changes(f: &Fixture, sel: &Selector) -> Vec<AmError> {
     let p = principal(30);
     let t = start() + TimeDelta::days(1);
     vec![
-        f.am.renew(&p, sel, t, RenewOptions::default()).unwrap_err(),
-        f.am.delete(&p, sel).unwrap_err(),
+        f.am.renew(&p, sel, t, RenewOptions::default())
+            .unwrap_err()
+            .answered(),
+        f.am.delete(&p, sel).unwrap_err().answered(),
         f.am.perform_action(&p, sel, "geni_start", false, None)
-            .unwrap_err(),
+            .unwrap_err()
+            .answered(),
         f.am.provision(&p, sel, &ProvisionOptions::default())
-            .unwrap_err(),
+            .unwrap_err()
+            .answered(),
     ]
 }
 
@@ -218,7 +224,8 @@ fn an_expired_credential_cannot_allocate() {
     p.credential_expires = start() - TimeDelta::seconds(1);
     let err =
         f.am.allocate(&p, SLICE, &request(&["n1"], "default-vm"))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_code(&err, GeniCode::Expired, "expired");
 }
 
@@ -229,7 +236,7 @@ fn unknown_slice_describes_empty_and_is_searchfailed_elsewhere() {
     assert!(d.slivers.is_empty());
     assert!(d.manifest.contains("type=\"manifest\"") && !d.manifest.contains("<node"));
     let mut errors = errors_of_changes(&f, &slice());
-    errors.push(f.am.status(&slice()).unwrap_err());
+    errors.push(f.am.status(&slice()).unwrap_err().answered());
     for err in errors {
         assert_code(&err, GeniCode::SearchFailed, SLICE);
     }
@@ -248,8 +255,8 @@ fn unknown_or_deleted_slivers_are_searchfailed_everywhere() {
     for urn in [invalid.as_str(), deleted.as_str()] {
         let sel = slivers(&[&a.slivers[0].urn, urn]);
         let mut errors = errors_of_changes(&f, &sel);
-        errors.push(f.am.describe(&sel).unwrap_err());
-        errors.push(f.am.status(&sel).unwrap_err());
+        errors.push(f.am.describe(&sel).unwrap_err().answered());
+        errors.push(f.am.status(&sel).unwrap_err().answered());
         for err in errors {
             assert_code(&err, GeniCode::SearchFailed, urn);
         }
@@ -270,7 +277,7 @@ fn slivers_of_another_slice_are_searchfailed() {
         urns: vec![a.slivers[0].urn.clone()],
     };
     assert_code(
-        &f.am.status(&other).unwrap_err(),
+        &f.am.status(&other).unwrap_err().answered(),
         GeniCode::SearchFailed,
         "slice+other",
     );
@@ -283,7 +290,7 @@ fn node_and_non_urns_are_badargs() {
         (format!("urn:publicid:IDN+{AUTHORITY}+node+h1"), "node URN"),
         ("not-a-urn".to_owned(), "not a URN"),
     ] {
-        let err = f.am.describe(&slivers(&[&urn])).unwrap_err();
+        let err = f.am.describe(&slivers(&[&urn])).unwrap_err().answered();
         assert_code(&err, GeniCode::BadArgs, needle);
     }
 }
@@ -296,13 +303,19 @@ fn renew_out_of_range_is_refused_and_alap_clamps() {
     let strict = RenewOptions::default();
     let past_slice = start() + TimeDelta::days(12);
     assert_code(
-        &f.am.renew(&p, &slice(), past_slice, strict).unwrap_err(),
+        &f.am
+            .renew(&p, &slice(), past_slice, strict)
+            .unwrap_err()
+            .answered(),
         GeniCode::OutOfRange,
         "credential",
     );
     let past = start() - TimeDelta::hours(1);
     assert_code(
-        &f.am.renew(&p, &slice(), past, strict).unwrap_err(),
+        &f.am
+            .renew(&p, &slice(), past, strict)
+            .unwrap_err()
+            .answered(),
         GeniCode::OutOfRange,
         "not in the future",
     );
@@ -338,7 +351,8 @@ fn unknown_and_empty_actions_are_unsupported() {
     for action in ["", "random_action"] {
         let err =
             f.am.perform_action(&p, &slice(), action, false, None)
-                .unwrap_err();
+                .unwrap_err()
+                .answered();
         assert_code(&err, GeniCode::Unsupported, "not supported");
     }
 }
@@ -352,7 +366,8 @@ fn actions_in_the_wrong_state_are_unsupported_and_best_effort_reports_per_sliver
             .unwrap();
     let err =
         f.am.perform_action(&p, &slice(), "geni_start", false, None)
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_code(&err, GeniCode::Unsupported, "not provisioned");
     f.am.provision(&p, &slice(), &ProvisionOptions::default())
         .unwrap();
@@ -365,7 +380,8 @@ fn actions_in_the_wrong_state_are_unsupported_and_best_effort_reports_per_sliver
         .unwrap();
     let err =
         f.am.perform_action(&p, &slice(), "geni_stop", false, None)
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_code(&err, GeniCode::Unsupported, "geni_notready");
     assert_eq!(
         f.am.status(&slivers(&[ready])).unwrap().slivers[0].operational,
@@ -393,12 +409,14 @@ fn update_users_needs_users_and_a_ready_sliver() {
     let urns = provisioned(&f, &["a"]);
     let err =
         f.am.perform_action(&p, &slice(), "geni_update_users", false, None)
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_code(&err, GeniCode::BadArgs, "geni_users");
     let users = [alice()];
     let err =
         f.am.perform_action(&p, &slice(), "geni_update_users", false, Some(&users))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_code(&err, GeniCode::Unsupported, "geni_pending_allocation");
     f.am.store()
         .set_operational_state(&urns[0], OperationalState::Ready, f.clock.now())
@@ -420,12 +438,14 @@ fn provision_refuses_when_nothing_is_allocated_or_a_sliver_is_provisioned() {
     let urns = provisioned(&f, &["a"]);
     let err =
         f.am.provision(&p, &slice(), &ProvisionOptions::default())
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_code(&err, GeniCode::Unavailable, "geni_allocated");
     let sel = slivers(&[&urns[0]]);
     let err =
         f.am.provision(&p, &sel, &ProvisionOptions::default())
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_code(&err, GeniCode::Refused, "geni_provisioned");
     let best = ProvisionOptions {
         best_effort: true,

@@ -164,7 +164,7 @@ fn full_lifecycle_moves_through_the_states_and_queues_jobs() {
         JobKind::Destroy
     );
     assert_eq!(
-        f.am.status(&slice()).unwrap_err().code,
+        f.am.status(&slice()).unwrap_err().answered().code,
         GeniCode::SearchFailed
     );
     let after = f.am.describe(&slice()).unwrap();
@@ -218,7 +218,8 @@ fn later_allocates_add_slivers_and_describe_covers_them_all() {
     geni_rspec::Document::parse(d.manifest.as_bytes()).expect("merged manifest parses");
     let dup =
         f.am.allocate(&p, SLICE, &request(&["a"], "default-vm"))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_eq!(dup.code, GeniCode::AlreadyExists);
 }
 
@@ -234,7 +235,7 @@ fn partial_delete_leaves_the_other_slivers() {
     assert_eq!(d.slivers.len(), 2);
     assert!(!d.manifest.contains("client_id=\"b\""), "{}", d.manifest);
     assert!(d.manifest.contains("client_id=\"a\"") && d.manifest.contains("client_id=\"c\""));
-    let err = f.am.describe(&slivers(&[gone])).unwrap_err();
+    let err = f.am.describe(&slivers(&[gone])).unwrap_err().answered();
     assert_eq!(err.code, GeniCode::SearchFailed);
 }
 
@@ -258,7 +259,7 @@ fn reaper_deletes_expired_slivers_to_the_second_and_frees_capacity() {
     );
     f.clock.advance(TimeDelta::seconds(1));
     assert_eq!(
-        f.am.status(&slice()).unwrap_err().code,
+        f.am.status(&slice()).unwrap_err().answered().code,
         GeniCode::SearchFailed,
         "an expired sliver is gone even before the reaper runs"
     );

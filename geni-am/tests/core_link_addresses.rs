@@ -36,7 +36,8 @@ fn an_address_outside_the_ranges_is_refused_and_one_inside_allocated(am: &Aggreg
     store_ranges(url, Some(&[parent_range()]));
     let err = am
         .allocate(&principal(7), SLICE, &link_request("10.9.9.9"))
-        .unwrap_err();
+        .unwrap_err()
+        .answered();
     assert_eq!(err.code, GeniCode::BadArgs);
     for part in ["`lan0`", "10.9.9.9", "10.1.1.1–10.1.1.100"] {
         assert!(err.message.contains(part), "{part} in: {}", err.message);
@@ -90,6 +91,7 @@ fn a_link_without_requested_addresses_is_not_checked() {
     p.slice_urn = Some(other.into());
     let err =
         f.am.allocate(&p, other, &link_request("10.1.1.5"))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert!(err.message.contains("(none)"), "{}", err.message);
 }

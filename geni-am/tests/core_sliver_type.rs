@@ -101,7 +101,8 @@ fn a_default_no_component_offers_is_badargs_naming_it() {
     let am = with_default(&f, "huge-vm");
     let err = am
         .allocate(&principal(30), SLICE, &request_of(UNTYPED))
-        .unwrap_err();
+        .unwrap_err()
+        .answered();
     assert_eq!(err.code, GeniCode::BadArgs, "{err}");
     assert!(
         err.message.contains(
@@ -117,7 +118,8 @@ fn a_node_of_ours_with_two_sliver_types_is_badargs_saying_why() {
     let body = "<node client_id=\"twice\">\n<sliver_type name=\"default-vm\"/>\n<sliver_type name=\"emulab-xen\"/>\n</node>";
     let err =
         f.am.allocate(&principal(30), SLICE, &request_of(body))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_eq!(err.code, GeniCode::BadArgs, "{err}");
     assert!(
         err.message
@@ -138,7 +140,8 @@ fn an_end_of_our_link_that_no_node_declares_is_badargs_with_its_line() {
     );
     let err =
         f.am.allocate(&principal(30), SLICE, &request_of(&body))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_eq!(err.code, GeniCode::BadArgs, "{err}");
     assert!(
         err.message.contains(

@@ -33,7 +33,8 @@ fn create_sliver_allocates_provisions_and_starts() {
     }
     let err =
         f.am.create_sliver(&p, SLICE, &request(&["n3"], "default-vm"), &[])
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_eq!(err.code, GeniCode::AlreadyExists);
 }
 
@@ -47,7 +48,8 @@ fn create_sliver_is_all_or_nothing() {
             &request(&["a", "b"], "default-vm"),
             &[],
         )
-        .unwrap_err();
+        .unwrap_err()
+        .answered();
     assert_eq!(err.code, GeniCode::InsufficientNodes);
     assert!(f.am.describe(&slice()).unwrap().slivers.is_empty());
 }
@@ -90,7 +92,10 @@ fn renew_and_delete_sliver() {
     let t = start() + TimeDelta::days(3);
     assert_eq!(f.am.renew_sliver(&p, SLICE, t, false).unwrap(), t);
     let late = start() + TimeDelta::days(40);
-    let err = f.am.renew_sliver(&p, SLICE, late, false).unwrap_err();
+    let err =
+        f.am.renew_sliver(&p, SLICE, late, false)
+            .unwrap_err()
+            .answered();
     assert_eq!(err.code, GeniCode::OutOfRange);
     assert_eq!(
         f.am.renew_sliver(&p, SLICE, late, true).unwrap(),
@@ -99,11 +104,11 @@ fn renew_and_delete_sliver() {
     );
     f.am.delete_sliver(&p, SLICE).unwrap();
     assert_eq!(
-        f.am.sliver_status(SLICE).unwrap_err().code,
+        f.am.sliver_status(SLICE).unwrap_err().answered().code,
         GeniCode::SearchFailed
     );
     assert_eq!(
-        f.am.delete_sliver(&p, SLICE).unwrap_err().code,
+        f.am.delete_sliver(&p, SLICE).unwrap_err().answered().code,
         GeniCode::SearchFailed
     );
 }

@@ -71,7 +71,8 @@ fn a_sized_node_gets_its_size_counted_and_shown(am: &Aggregate) {
     am.allocate(&p, SLICE, &second).unwrap();
     let err = am
         .allocate(&p, SLICE, &sized_request("third", "cores=\"2\""))
-        .unwrap_err();
+        .unwrap_err()
+        .answered();
     assert_eq!(
         err.code,
         GeniCode::InsufficientNodes,
@@ -96,7 +97,8 @@ fn beyond_a_bound_allocate_refuses_with_the_bound(am: &Aggregate) {
     ] {
         let err = am
             .allocate(&p, SLICE, &sized_request("n", xen))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
         assert_eq!(err.code, GeniCode::BadArgs, "{xen}: {}", err.message);
         assert!(
             err.message.contains(bound) && err.message.contains("`n`"),
@@ -202,7 +204,8 @@ fn a_sized_node_takes_capacity_in_the_backends_unit_and_shows_cores() {
         .unwrap();
     let err =
         f.am.allocate(&p, SLICE, &request(&["full"], "emulab-xen"))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_eq!(
         err.code,
         GeniCode::InsufficientNodes,
@@ -241,6 +244,7 @@ fn slivers_of_an_earlier_release_count_their_capacity_in_the_backends_unit() {
     }
     let err =
         f.am.allocate(&p, SLICE, &request(&["full"], "emulab-xen"))
-            .unwrap_err();
+            .unwrap_err()
+            .answered();
     assert_eq!(err.code, GeniCode::InsufficientNodes, "{}", err.message);
 }

@@ -4,7 +4,8 @@
 //! address and the link's VLAN, a partial Delete keeps the network and a full Delete or expiry
 //! frees it, a crash between creating a network and storing it creates no
 //! second one, and the nodes' `<install>` and `<execute>` services reach
-//! the VM specification.
+//! the VM specification — from the plan stored at Allocate, or from the
+//! stored request for a sliver of an earlier release that has none.
 
 mod core_support;
 mod jobs_support;
@@ -15,6 +16,7 @@ on_both_stores!(
     expiry_frees_the_network,
     a_network_created_before_a_crash_is_found_again,
     the_nodes_services_reach_the_vm_specification,
+    a_sliver_without_a_stored_plan_gets_it_from_its_request,
     racing_records_of_one_link_network_all_succeed,
 );
 
@@ -22,7 +24,7 @@ use chrono::{TimeDelta, Utc};
 use geni_am::backend::{Compute, NetSpec};
 use geni_am::backend::{ExecuteSpec, InstallSpec};
 use geni_am::core::SshAccess;
-use geni_am::core::links::link_sliver_urn;
+use geni_am::core::naming::link_sliver_urn;
 use geni_am::model::{OperationalState as Op, Selector};
 use geni_rspec::{RspecKind, Validator};
 use jobs_support::{Harness, REQUEST, SLICE, corpus, fast_jobs};
@@ -75,7 +77,7 @@ fn a_lan_becomes_one_network_with_both_vms_and_their_addresses_in_the_manifest(
         (&urns[0], "interface-1", "10.10.0.100"),
         (&urns[1], "interface-0", "10.10.0.101"),
     ] {
-        let sliver_id = geni_am::core::links::interface_sliver_urn(node, interface);
+        let sliver_id = geni_am::core::naming::interface_sliver_urn(node, interface);
         assert!(
             manifest.contains(&format!(
                 "client_id=\"{interface}\" sliver_id=\"{sliver_id}\""
@@ -217,7 +219,18 @@ fn wait_jobs_done(harness: &Harness, urn: &str) {
     });
 }
 
-fn the_nodes_services_reach_the_vm_specification(mut harness: Harness) {
+fn the_nodes_services_reach_the_vm_specification(harness: Harness) {
+    services_reach_the_vm(harness, false);
+}
+
+fn a_sliver_without_a_stored_plan_gets_it_from_its_request(harness: Harness) {
+    services_reach_the_vm(harness, true);
+}
+
+/// Provisions the corpus request with services on romeo and checks the VM
+/// specifications; with `forget_plans`, the slivers lose their stored plans
+/// first, as slivers allocated by an earlier release have none.
+fn services_reach_the_vm(mut harness: Harness, forget_plans: bool) {
     let request = std::fs::read_to_string(corpus().join(REQUEST)).unwrap();
     let empty = "<services xmlns=\"http://www.geni.net/resources/rspec/3\"/>";
     assert!(
@@ -230,12 +243,26 @@ fn the_nodes_services_reach_the_vm_specification(mut harness: Harness) {
         </services>";
     let document = request.replacen(empty, services, 1);
     let urns = harness.provision_document(SLICE, &document, Utc::now() + TimeDelta::days(1));
+    for urn in urns.iter().filter(|_| forget_plans) {
+        let mut row = harness.store.sliver(urn).unwrap().unwrap();
+        assert!(row.plan.is_some(), "Allocate stores a plan");
+        row.plan = None;
+        harness
+            .store
+            .write(|conn| geni_am::store::slivers::save(conn, &row))
+            .unwrap();
+    }
     harness.start(fast_jobs());
     for urn in &urns {
         harness.wait_state(urn, Op::NotReady);
     }
     let romeo = harness.cloud.spec_of(&urns[0]).unwrap();
     assert_eq!(romeo.name, "romeo");
+    assert_eq!(
+        romeo.networks[0].ip.as_deref(),
+        Some("10.10.0.100"),
+        "{romeo:?}"
+    );
     assert_eq!(
         romeo.install,
         [InstallSpec {

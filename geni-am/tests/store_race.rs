@@ -30,6 +30,7 @@ fn allocate_one(am: &geni_am::core::Aggregate, i: usize, same_slice: bool) -> Re
     p.slice_urn = Some(slice.clone());
     am.allocate(&p, &slice, &request(&[&format!("node{i}")], "default-vm"))
         .map(|_| ())
+        .map_err(AmError::from)
 }
 
 /// Races `racers` threads, each with its own aggregate and pool on `url`.
@@ -201,6 +202,7 @@ fn race_provisions(url: &str, racers: usize) -> (Vec<Result<(), AmError>>, Vec<u
                 barrier.wait();
                 am.provision(&principal(30), &slice(), &Default::default())
                     .map(|_| ())
+                    .map_err(AmError::from)
             })
         })
         .collect();

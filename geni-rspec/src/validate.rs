@@ -205,6 +205,19 @@ impl Validator {
         self.run(bytes, Some(kind))
     }
 
+    /// Validates an RSpec that must be of `kind` and returns the tree the
+    /// validation parsed, so that a caller reads the document without
+    /// parsing it again.
+    pub fn validate_and_parse(
+        &self,
+        bytes: &[u8],
+        kind: RspecKind,
+    ) -> Result<(Validated, Document), Invalid> {
+        let (validated, tree) = self.check(bytes, Some(kind))?;
+        let tree = tree.map_err(|error| Invalid::one(tree_issue(&error)))?;
+        Ok((validated, tree))
+    }
+
     /// Schema validation only, against the schema of `version` and `kind`
     /// whatever the document says it is (as `xmllint --schema` does). Only
     /// the size limit applies, and lines beyond 65535 are libxml2's (they
@@ -225,6 +238,15 @@ impl Validator {
     }
 
     fn run(&self, bytes: &[u8], expected: Option<RspecKind>) -> Result<Validated, Invalid> {
+        self.check(bytes, expected).map(|(validated, _)| validated)
+    }
+
+    /// Validates `bytes`; returns the tree parse beside the verdict.
+    fn check(
+        &self,
+        bytes: &[u8],
+        expected: Option<RspecKind>,
+    ) -> Result<(Validated, Result<Document, ParseError>), Invalid> {
         // The tree parse enforces every limit (size, depth, attributes,
         // nodes) before libxml2 sees the bytes; its other complaints wait
         // until libxml2 has given its own, standard ones.
@@ -244,13 +266,13 @@ impl Validator {
             .schemas
             .validate(&mut doc, version, kind, tree.as_ref().ok());
         if kind == RspecKind::Request {
-            match tree {
-                Ok(tree) => issues.extend(semantic::check_request(&tree, version.namespace())),
-                Err(error) => issues.push(tree_issue(&error)),
+            match &tree {
+                Ok(tree) => issues.extend(semantic::check_request(tree, version.namespace())),
+                Err(error) => issues.push(tree_issue(error)),
             }
         }
         if issues.is_empty() {
-            Ok(Validated { version, kind })
+            Ok((Validated { version, kind }, tree))
         } else {
             Err(Invalid { issues })
         }

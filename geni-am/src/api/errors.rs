@@ -1,7 +1,9 @@
-//! The ONE mapping of every failure the API layer meets to a GENI code:
-//! credential refusals of the `credentials` crate ([`RefusalKind`]),
-//! malformed arguments, and the core's [`AmError`] (already coded).
+//! The ONE mapping of every failure the API layer meets to a GENI code
+//! (GENI AM API v3, "Return Codes"): credential refusals of the
+//! `credentials` crate ([`RefusalKind`]), malformed arguments, and the
+//! core's [`CoreError`]s.
 
+use crate::core::CoreError;
 use crate::geni::{AmError, GeniCode};
 use geni_credentials::RefusalKind;
 
@@ -26,6 +28,41 @@ pub fn bad_argument(method: &str, message: impl std::fmt::Display) -> AmError {
     AmError::bad_args(format!("{method}: {message}"))
 }
 
+/// The GENI code a core failure is answered with.
+pub fn core_code(error: &CoreError) -> GeniCode {
+    match error {
+        CoreError::EmptyRequest
+        | CoreError::InvalidRspec(_)
+        | CoreError::BadRequest { .. }
+        | CoreError::NoNodeForAggregate { .. }
+        | CoreError::BadUrn(_)
+        | CoreError::MissingOption(_) => GeniCode::BadArgs,
+        CoreError::UnsupportedRspec(_) => GeniCode::BadVersion,
+        CoreError::NodeExists { .. } | CoreError::SliceExists { .. } => GeniCode::AlreadyExists,
+        CoreError::TooManySlivers { .. } => GeniCode::TooBig,
+        CoreError::NoCapacity(_) => GeniCode::InsufficientNodes,
+        CoreError::UnknownSlice { .. } | CoreError::UnknownSliver { .. } => GeniCode::SearchFailed,
+        CoreError::ShutDown { .. } => GeniCode::Forbidden,
+        CoreError::CredentialExpired { .. } => GeniCode::Expired,
+        CoreError::ExpiryPassed { .. } | CoreError::ExpiryTooLate { .. } => GeniCode::OutOfRange,
+        CoreError::NothingAllocated { .. } => GeniCode::Unavailable,
+        CoreError::NotAllocated { .. } => GeniCode::Refused,
+        CoreError::UnknownAction { .. }
+        | CoreError::ActionNeedsProvisioned { .. }
+        | CoreError::ActionNotInState { .. } => GeniCode::Unsupported,
+        CoreError::Busy(_) => GeniCode::Busy,
+        CoreError::Store(_) => GeniCode::DbError,
+        CoreError::Internal(_) => GeniCode::Error,
+    }
+}
+
+impl From<CoreError> for AmError {
+    /// The core failure's code ([`core_code`]) and its text as the message.
+    fn from(error: CoreError) -> Self {
+        AmError::new(core_code(&error), error.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,6 +79,38 @@ mod tests {
             assert_eq!(refusal_code(kind).as_i32(), code, "{kind}");
             assert_eq!(refusal_code(kind).label(), kind.label());
         }
+    }
+
+    #[test]
+    fn core_failures_are_answered_with_their_code_and_text() {
+        for (error, code) in [
+            (CoreError::EmptyRequest, GeniCode::BadArgs),
+            (
+                CoreError::bad_request(7, "no such image"),
+                GeniCode::BadArgs,
+            ),
+            (
+                CoreError::UnsupportedRspec("ns".into()),
+                GeniCode::BadVersion,
+            ),
+            (
+                CoreError::NoCapacity("full".into()),
+                GeniCode::InsufficientNodes,
+            ),
+            (
+                CoreError::UnknownSlice { slice: "s".into() },
+                GeniCode::SearchFailed,
+            ),
+            (CoreError::MissingOption("geni_users"), GeniCode::BadArgs),
+            (CoreError::Internal("damaged".into()), GeniCode::Error),
+        ] {
+            let text = error.to_string();
+            let answered = AmError::from(error);
+            assert_eq!(answered.code, code, "{text}");
+            assert_eq!(answered.message, text);
+        }
+        let bad = AmError::from(CoreError::bad_request(7, "no such image"));
+        assert_eq!(bad.message, "line 7: no such image");
     }
 
     #[test]

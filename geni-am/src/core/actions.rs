@@ -1,13 +1,13 @@
-//! PerformOperationalAction (AMAPI.md §2.9) on the operational state
-//! machine of §2.15, as advertised (`geni_rspec::advert::StateMachine::
-//! virtual_machine`): the action moves each sliver to its transition
-//! state at once and queues the backend job that completes it. Unknown
-//! actions and actions not valid in a sliver's state are UNSUPPORTED (13),
-//! as tools and the acceptance suite expect.
+//! PerformOperationalAction (GENI AM API v3, "PerformOperationalAction")
+//! on the operational state machine ("Sliver Operational States"), as
+//! advertised (`geni_rspec::advert::StateMachine::virtual_machine`): the
+//! action moves each sliver to its transition state at once and queues the
+//! backend job that completes it. Unknown actions and actions not valid in
+//! a sliver's state are refused (the API answers UNSUPPORTED, as tools and
+//! the acceptance suite expect).
 
-use super::Aggregate;
 use super::lifecycle::{apply_each, queue, save_outcomes};
-use crate::geni::AmError;
+use super::{Aggregate, CoreError};
 use crate::model::{
     AllocationState, JobKind, OperationalState, Principal, Selector, SliverInfo, UserKeys,
 };
@@ -42,8 +42,9 @@ impl Action {
         (Action::CancelUpdateUsers, "geni_update_users_cancel"),
     ];
 
-    /// The action named `name` (case-insensitive); UNSUPPORTED otherwise.
-    pub fn parse(name: &str) -> Result<Action, AmError> {
+    /// The action named `name` (case-insensitive); an unknown action
+    /// otherwise.
+    pub fn parse(name: &str) -> Result<Action, CoreError> {
         let wanted = name.trim();
         Self::NAMES
             .iter()
@@ -51,10 +52,10 @@ impl Action {
             .map(|(a, _)| *a)
             .ok_or_else(|| {
                 let known: Vec<&str> = Self::NAMES.iter().map(|(_, n)| *n).collect();
-                AmError::unsupported(format!(
-                    "operational action `{name}` is not supported; supported: {}",
-                    known.join(", ")
-                ))
+                CoreError::UnknownAction {
+                    name: name.to_owned(),
+                    known: known.join(", "),
+                }
             })
     }
 
@@ -108,10 +109,10 @@ impl Aggregate {
         action: &str,
         best_effort: bool,
         users: Option<&[UserKeys]>,
-    ) -> Result<Vec<SliverInfo>, AmError> {
+    ) -> Result<Vec<SliverInfo>, CoreError> {
         let action = Action::parse(action)?;
         if action == Action::UpdateUsers && users.is_none() {
-            return Err(AmError::bad_args(
+            return Err(CoreError::MissingOption(
                 "geni_update_users needs the geni_users option",
             ));
         }
@@ -133,7 +134,7 @@ impl Aggregate {
         action: Action,
         best_effort: bool,
         now: DateTime<Utc>,
-    ) -> Result<Vec<SliverInfo>, AmError> {
+    ) -> Result<Vec<SliverInfo>, CoreError> {
         let selection = self.changeable(conn, selector, now)?;
         let outcomes = apply_each(selection.slivers, best_effort, |row| step(row, action))?;
         let infos = save_outcomes(conn, &outcomes)?;
@@ -147,13 +148,12 @@ impl Aggregate {
 }
 
 /// Moves one sliver for `action`, or says why it cannot.
-fn step(row: &mut SliverRow, action: Action) -> Result<(), AmError> {
+fn step(row: &mut SliverRow, action: Action) -> Result<(), CoreError> {
     if row.allocation_state != AllocationState::Provisioned {
-        return Err(AmError::unsupported(format!(
-            "sliver {} is not provisioned yet; {} needs a provisioned sliver",
-            row.urn,
-            action.as_str()
-        )));
+        return Err(CoreError::ActionNeedsProvisioned {
+            urn: row.urn.clone(),
+            action: action.as_str(),
+        });
     }
     let from = row.operational_state;
     let next = action
@@ -166,25 +166,18 @@ fn step(row: &mut SliverRow, action: Action) -> Result<(), AmError> {
 
 /// Why `action` cannot be done on `row` in state `from`: a failed sliver
 /// says why it failed and that only a new sliver helps.
-fn refusal(row: &SliverRow, action: Action, from: OperationalState) -> AmError {
-    let mut message = format!(
-        "{} is not possible while sliver {} is {from}",
-        action.as_str(),
-        row.urn
-    );
-    if from == Op::Failed {
-        if !row.error.is_empty() {
-            message.push_str(&format!(" ({})", row.error));
-        }
-        message.push_str("; a failed sliver stays failed: delete it and allocate a new one");
+fn refusal(row: &SliverRow, action: Action, from: OperationalState) -> CoreError {
+    CoreError::ActionNotInState {
+        action: action.as_str(),
+        urn: row.urn.clone(),
+        state: from.to_string(),
+        failure: (from == Op::Failed).then(|| row.error.clone()),
     }
-    AmError::unsupported(message)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geni::GeniCode;
     use geni_rspec::advert::StateMachine;
 
     #[test]
@@ -209,8 +202,8 @@ mod tests {
     fn unknown_and_empty_actions_are_unsupported_with_the_list() {
         for name in ["", "random_action", "geni_reload"] {
             let err = Action::parse(name).unwrap_err();
-            assert_eq!(err.code, GeniCode::Unsupported);
-            assert!(err.message.contains("geni_start"), "{}", err.message);
+            assert!(matches!(err, CoreError::UnknownAction { .. }), "{err}");
+            assert!(err.to_string().contains("geni_start"), "{err}");
         }
         assert_eq!(Action::parse("GENI_START").unwrap(), Action::Start);
         assert_eq!(

@@ -1,11 +1,10 @@
-//! The advertisement (ListResources, AMAPI.md §2.3): the components table
+//! The advertisement (GENI AM API v3, "ListResources"): the components table
 //! minus current reservations, rendered by `geni_rspec::advert` with the
 //! operational state machine of each sliver type. While the backend does
 //! not answer, nothing is available: clients must not allocate into a
 //! cloud that cannot provision.
 
-use super::Aggregate;
-use crate::geni::AmError;
+use super::{Aggregate, CoreError};
 use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
 use crate::store::outage;
 use chrono::TimeDelta;
@@ -19,10 +18,10 @@ const AD_VALIDITY: TimeDelta = TimeDelta::hours(1);
 impl Aggregate {
     /// The advertisement RSpec; with `available_only`, only components
     /// that can take at least one more sliver now.
-    pub fn advertisement(&self, available_only: bool) -> Result<String, AmError> {
+    pub fn advertisement(&self, available_only: bool) -> Result<String, CoreError> {
         let now = self.now();
         let (inventory, usage, outage) = self.store.read(|conn| {
-            Ok::<_, AmError>((
+            Ok::<_, CoreError>((
                 components::all(conn)?,
                 components::usage(conn, now)?,
                 outage::current(conn)?,

@@ -1,13 +1,14 @@
-//! Allocate (AMAPI.md §2.5): validate the request, place its nodes on
-//! components with free capacity, reserve it, create `geni_allocated`
-//! slivers with the short allocation timeout (refusing link addresses no
-//! link network can hold), answer with a manifest of the new slivers. All
-//! or nothing; `geni_allocate = geni_many`, so later
-//! Allocates add slivers to the slice.
+//! Allocate (GENI AM API v3, "Allocate"): validate the request, place its
+//! nodes on components with free capacity, reserve it, create
+//! `geni_allocated` slivers with the short allocation timeout (refusing
+//! link addresses no link network can hold), each with the plan of its
+//! node, and answer with a manifest of the new slivers. All or nothing;
+//! `geni_allocate = geni_many`, so later Allocates add slivers to the
+//! slice. The request is parsed once, while it is validated, and that
+//! document serves the plans and the manifest.
 
-use super::links::{self, LinkRequest};
-use super::{Aggregate, expiry, manifest, report, select};
-use crate::geni::AmError;
+use super::links::{self, RequestLinks};
+use super::{Aggregate, CoreError, expiry, manifest, report, select};
 use crate::model::{
     AllocationState, EventKind, OperationalState, Principal, SliverInfo, SliverUrn,
 };
@@ -17,8 +18,7 @@ use crate::store::{Conn, Json, events, link_ranges, slices};
 use chrono::{DateTime, Utc};
 use geni_rspec::Document;
 use geni_rspec::manifest::Ownership;
-use geni_rspec::{IssueKind, RspecKind};
-use geni_rspec::{Node, RSpec};
+use geni_rspec::{IssueKind, Node, NodeId, RSpec, RspecKind};
 use std::collections::HashMap;
 
 /// What Allocate reports.
@@ -35,6 +35,8 @@ pub struct Allocation {
 /// One node of the request that this aggregate must place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct NodeRequest {
+    /// Its `<node>` in the request document.
+    id: NodeId,
     client_id: String,
     component_id: Option<String>,
     sliver_type: Option<String>,
@@ -66,12 +68,28 @@ struct Grant {
     memory_mb: i64,
 }
 
-/// A validated request and the nodes that are ours.
+/// A validated request, parsed, and the nodes and links that are ours.
 pub(super) struct ParsedRequest {
     text: String,
+    doc: Document,
     nodes: Vec<NodeRequest>,
-    /// This aggregate's links that ask for addresses.
-    links: Vec<LinkRequest>,
+    /// This aggregate's LANs.
+    links: RequestLinks,
+}
+
+impl ParsedRequest {
+    /// The request document.
+    pub(super) fn document(&self) -> &Document {
+        &self.doc
+    }
+}
+
+/// What Allocate created: the new slivers, and the request they came from.
+pub(super) struct Allocated {
+    /// The new slivers.
+    pub rows: Vec<SliverRow>,
+    /// The id of the stored request.
+    pub request_id: String,
 }
 
 impl Aggregate {
@@ -83,47 +101,53 @@ impl Aggregate {
         principal: &Principal,
         slice_urn: &str,
         rspec: &str,
-    ) -> Result<Allocation, AmError> {
+    ) -> Result<Allocation, CoreError> {
         let request = self.parse_request(rspec)?;
         let now = self.now();
-        self.store
-            .write(|conn| self.allocate_in(conn, principal, slice_urn, &request, now))
+        self.store.write(|conn| {
+            let allocated = self.allocate_in(conn, principal, slice_urn, &request, now)?;
+            let known = Some((allocated.request_id.as_str(), &request.doc));
+            Ok(Allocation {
+                slice_urn: slice_urn.to_owned(),
+                manifest: manifest::render(conn, &self.config, slice_urn, &allocated.rows, known)?,
+                slivers: report::infos(&allocated.rows),
+            })
+        })
     }
 
     /// Validates `rspec` as a request (schema and semantic checks) and
     /// collects the nodes this aggregate owns, refusing what it cannot
     /// serve: an end of its own links that no node declares, a node of its
     /// own with several sliver types.
-    pub(super) fn parse_request(&self, rspec: &str) -> Result<ParsedRequest, AmError> {
+    pub(super) fn parse_request(&self, rspec: &str) -> Result<ParsedRequest, CoreError> {
         if rspec.trim().is_empty() {
-            return Err(AmError::bad_args(
-                "the request RSpec is empty; send a GENI v3 <rspec type=\"request\"> document",
-            ));
+            return Err(CoreError::EmptyRequest);
         }
-        self.validator
-            .validate_as(rspec.as_bytes(), RspecKind::Request)
+        let (_, doc) = self
+            .validator
+            .validate_and_parse(rspec.as_bytes(), RspecKind::Request)
             .map_err(|invalid| {
                 if invalid
                     .issues
                     .iter()
                     .any(|i| i.kind == IssueKind::Namespace)
                 {
-                    AmError::bad_version(invalid.to_string())
+                    CoreError::UnsupportedRspec(invalid.to_string())
                 } else {
-                    AmError::bad_args(invalid.to_string())
+                    CoreError::InvalidRspec(invalid.to_string())
                 }
             })?;
-        let doc = Document::parse(rspec.as_bytes())
-            .map_err(|e| AmError::bad_args(format!("invalid RSpec: {e}")))?;
-        let root = RSpec::new(&doc).map_err(|e| AmError::bad_args(e.to_string()))?;
+        let root = RSpec::new(&doc).map_err(|e| CoreError::InvalidRspec(e.to_string()))?;
         let owned = Ownership::of(&root, &self.config.cm_urn);
         if let Some((link, end)) = owned.unknown_ends(&root).first() {
-            return Err(AmError::bad_args(format!(
-                "line {}: link `{}` of this aggregate names interface `{}`, which no node of this request declares; this aggregate cannot connect an end it does not know: declare the interface on a node or remove it from the link",
+            return Err(CoreError::bad_request(
                 end.line(),
-                link.client_id().unwrap_or_default(),
-                end.client_id().unwrap_or_default()
-            )));
+                format!(
+                    "link `{}` of this aggregate names interface `{}`, which no node of this request declares; this aggregate cannot connect an end it does not know: declare the interface on a node or remove it from the link",
+                    link.client_id().unwrap_or_default(),
+                    end.client_id().unwrap_or_default()
+                ),
+            ));
         }
         let nodes = owned
             .nodes
@@ -131,15 +155,16 @@ impl Aggregate {
             .map(|&id| node_request(&Node::new(&doc, id)))
             .collect::<Result<Vec<_>, _>>()?;
         if nodes.is_empty() {
-            return Err(AmError::bad_args(format!(
-                "the request has no node for this aggregate (component_manager_id {} or none)",
-                self.config.cm_urn
-            )));
+            return Err(CoreError::NoNodeForAggregate {
+                cm: self.config.cm_urn.clone(),
+            });
         }
+        let links = RequestLinks::of(&root, &self.config.authority);
         Ok(ParsedRequest {
             text: rspec.to_owned(),
+            doc,
             nodes,
-            links: links::requested_addresses(&root, &self.config.authority),
+            links,
         })
     }
 
@@ -151,31 +176,35 @@ impl Aggregate {
         slice_urn: &str,
         request: &ParsedRequest,
         now: DateTime<Utc>,
-    ) -> Result<Allocation, AmError> {
+    ) -> Result<Allocated, CoreError> {
         // Lock first, so that the checks below see every earlier allocation.
         components::lock_all(conn)?;
         if let Some(slice) = slices::find(conn, slice_urn)? {
             select::require_not_shut_down(&slice, "nothing can be allocated in it")?;
         }
         let expires = expiry::allocation(now, &self.config.policy, principal.credential_expires)?;
-        links::check_addresses(&request.links, link_ranges::current(conn)?.as_deref())?;
+        links::check_addresses(
+            &request.links.requested(),
+            link_ranges::current(conn)?.as_deref(),
+        )?;
         let existing = slivers::live_in_slice(conn, slice_urn)?;
         if let Some(node) = request
             .nodes
             .iter()
             .find(|n| existing.iter().any(|s| s.client_id == n.client_id))
         {
-            return Err(AmError::already_exists(format!(
-                "slice {slice_urn} already has a sliver for node `{}`; delete it or choose another client_id",
-                node.client_id
-            )));
+            return Err(CoreError::NodeExists {
+                slice: slice_urn.to_owned(),
+                client_id: node.client_id.clone(),
+            });
         }
         let max = self.config.policy.max_slivers_per_slice;
         if existing.len() + request.nodes.len() > max {
-            return Err(AmError::too_big(format!(
-                "slice {slice_urn} would hold {} slivers here; the limit is {max}",
-                existing.len() + request.nodes.len()
-            )));
+            return Err(CoreError::TooManySlivers {
+                slice: slice_urn.to_owned(),
+                would_hold: existing.len() + request.nodes.len(),
+                limit: max,
+            });
         }
         let inventory = components::all(conn)?;
         let mut usage = components::usage(conn, now)?;
@@ -185,6 +214,11 @@ impl Aggregate {
         for node in &request.nodes {
             let default_type = self.config.policy.default_sliver_type.as_deref();
             let (component, spec, grant) = place(&inventory, &mut usage, node, default_type)?;
+            let plan = request.links.plan(
+                &Node::new(&request.doc, node.id),
+                &self.config.authority,
+                &request_id,
+            );
             let row = SliverRow {
                 urn: SliverUrn::generate(&self.config.authority).into(),
                 slice_urn: slice_urn.to_owned(),
@@ -207,6 +241,7 @@ impl Aggregate {
                 disk_gb: grant.disk_gb,
                 cores: Some(grant.cores),
                 ram_mb: Some(grant.ram_mb),
+                plan: Some(Json::new(plan)),
             };
             slivers::insert(conn, &row)?;
             let detail = format!("on {} by {}", component.id, principal.caller_urn);
@@ -220,28 +255,26 @@ impl Aggregate {
             )?;
             rows.push(row);
         }
-        let manifest = manifest::render(conn, &self.config, slice_urn, &rows)?;
-        Ok(Allocation {
-            slice_urn: slice_urn.to_owned(),
-            manifest,
-            slivers: report::infos(&rows),
-        })
+        Ok(Allocated { rows, request_id })
     }
 }
 
 /// Reads one node of ours.
-fn node_request(node: &Node<'_>) -> Result<NodeRequest, AmError> {
+fn node_request(node: &Node<'_>) -> Result<NodeRequest, CoreError> {
     let line = node.line();
     let client_id = node
         .client_id()
         .map(|c| c.into_owned())
-        .ok_or_else(|| AmError::bad_args(format!("line {line}: <node> has no client_id")))?;
+        .ok_or_else(|| CoreError::bad_request(line, "<node> has no client_id"))?;
     let sliver_type = node.sliver_type();
     let types = node.sliver_types().count();
     if types > 1 {
-        return Err(AmError::bad_args(format!(
-            "line {line}: node `{client_id}` has {types} sliver_type elements; this aggregate runs each node as one VM of one type: keep one, or none for the aggregate's default"
-        )));
+        return Err(CoreError::bad_request(
+            line,
+            format!(
+                "node `{client_id}` has {types} sliver_type elements; this aggregate runs each node as one VM of one type: keep one, or none for the aggregate's default"
+            ),
+        ));
     }
     let size = match sliver_type.as_ref().and_then(|s| s.xen()) {
         Some(xen) => {
@@ -257,6 +290,7 @@ fn node_request(node: &Node<'_>) -> Result<NodeRequest, AmError> {
         None => SizeRequest::default(),
     };
     Ok(NodeRequest {
+        id: node.id(),
         size,
         client_id,
         component_id: node.component_id().map(|c| c.into_owned()),
@@ -280,25 +314,28 @@ fn size_value(
     client_id: &str,
     attribute: &str,
     value: Option<&str>,
-) -> Result<Option<i64>, AmError> {
+) -> Result<Option<i64>, CoreError> {
     let Some(text) = value else {
         return Ok(None);
     };
     match text.trim().parse::<i64>() {
         Ok(n) if n >= 1 => Ok(Some(n)),
-        _ => Err(AmError::bad_args(format!(
-            "line {line}: node `{client_id}` has <emulab:xen {attribute}=\"{text}\">; {attribute} must be a whole number of at least 1"
-        ))),
+        _ => Err(CoreError::bad_request(
+            line,
+            format!(
+                "node `{client_id}` has <emulab:xen {attribute}=\"{text}\">; {attribute} must be a whole number of at least 1"
+            ),
+        )),
     }
 }
 
 /// The size `node` gets as sliver type `spec`: what it asks for within
 /// the type's bounds, the type's own size for what it leaves out.
-/// Beyond a bound: BADARGS naming the bound. A disk size asked of a type
+/// Beyond a bound: a bad request naming the bound. A disk size asked of a type
 /// that offers none (no `max_disk_gb`) is not granted, and the manifest
 /// shows no disk size: geni-lib writes `disk="8"` into every Xen VM it
 /// requests, so refusing would turn away its default requests.
-fn grant(node: &NodeRequest, spec: &SliverTypeSpec) -> Result<Grant, AmError> {
+fn grant(node: &NodeRequest, spec: &SliverTypeSpec) -> Result<Grant, CoreError> {
     let bounds = [
         (
             "cores",
@@ -321,10 +358,13 @@ fn grant(node: &NodeRequest, spec: &SliverTypeSpec) -> Result<Grant, AmError> {
     ];
     for (attribute, asked, max, unit) in bounds {
         if let Some(asked) = asked.filter(|&asked| asked > max) {
-            return Err(AmError::bad_args(format!(
-                "line {}: node `{}` asks for {attribute}=\"{asked}\" of sliver type `{}`, which offers at most {max}{unit}",
-                node.line, node.client_id, spec.name
-            )));
+            return Err(CoreError::bad_request(
+                node.line,
+                format!(
+                    "node `{}` asks for {attribute}=\"{asked}\" of sliver type `{}`, which offers at most {max}{unit}",
+                    node.client_id, spec.name
+                ),
+            ));
         }
     }
     let cores = node.size.cores.unwrap_or(spec.default_cores());
@@ -347,14 +387,14 @@ fn place<'i>(
     usage: &mut HashMap<String, Usage>,
     node: &NodeRequest,
     default_type: Option<&str>,
-) -> Result<(&'i ComponentRow, &'i SliverTypeSpec, Grant), AmError> {
+) -> Result<(&'i ComponentRow, &'i SliverTypeSpec, Grant), CoreError> {
     let type_name = match node.sliver_type.as_deref().or(default_type) {
         Some(name) => name.to_owned(),
         None => inventory
             .iter()
             .find_map(|c| c.details.sliver_types.first())
             .map(|s| s.name.clone())
-            .ok_or_else(|| AmError::insufficient_nodes("this aggregate has no components"))?,
+            .ok_or_else(|| CoreError::NoCapacity("this aggregate has no components".into()))?,
     };
     let asks = if node.sliver_type.is_some() {
         "asks for"
@@ -367,10 +407,13 @@ fn place<'i>(
                 .iter()
                 .find(|c| c.id.eq_ignore_ascii_case(wanted))
                 .ok_or_else(|| {
-                    AmError::bad_args(format!(
-                        "line {}: node `{}` names component {wanted}, which is not a component of this aggregate",
-                        node.line, node.client_id
-                    ))
+                    CoreError::bad_request(
+                        node.line,
+                        format!(
+                            "node `{}` names component {wanted}, which is not a component of this aggregate",
+                            node.client_id
+                        ),
+                    )
                 })?,
         ],
         None => inventory.iter().collect(),
@@ -380,16 +423,18 @@ fn place<'i>(
         .filter_map(|c| c.sliver_type(&type_name).map(|s| (*c, s)))
         .collect();
     if offering.is_empty() {
-        return Err(AmError::bad_args(format!(
-            "line {}: node `{}` {asks} sliver type `{type_name}`, which is not offered{}; offered: {}",
+        return Err(CoreError::bad_request(
             node.line,
-            node.client_id,
-            node.component_id
-                .as_deref()
-                .map(|c| format!(" on {c}"))
-                .unwrap_or_default(),
-            offered_types(&candidates)
-        )));
+            format!(
+                "node `{}` {asks} sliver type `{type_name}`, which is not offered{}; offered: {}",
+                node.client_id,
+                node.component_id
+                    .as_deref()
+                    .map(|c| format!(" on {c}"))
+                    .unwrap_or_default(),
+                offered_types(&candidates)
+            ),
+        ));
     }
     if let Some(image) = &node.disk_image {
         check_image(node, image, &offering)?;
@@ -413,7 +458,7 @@ fn place<'i>(
             (c.cpus - used.cpus, std::cmp::Reverse(c.id.clone()))
         })
         .ok_or_else(|| {
-            AmError::insufficient_nodes(format!(
+            CoreError::NoCapacity(format!(
                 "line {}: no component has room for node `{}` (sliver type `{type_name}`{}); try fewer or smaller nodes, or later",
                 node.line,
                 node.client_id,
@@ -435,12 +480,12 @@ fn offers_image(spec: &SliverTypeSpec, image: &str) -> bool {
         .any(|d| d.name.eq_ignore_ascii_case(image))
 }
 
-/// Fails with BADARGS unless some offering boots `image`.
+/// A bad request unless some offering boots `image`.
 fn check_image(
     node: &NodeRequest,
     image: &str,
     offering: &[(&ComponentRow, &SliverTypeSpec)],
-) -> Result<(), AmError> {
+) -> Result<(), CoreError> {
     if offering.iter().any(|(_, s)| offers_image(s, image)) {
         return Ok(());
     }
@@ -450,16 +495,18 @@ fn check_image(
         .collect();
     known.sort_unstable();
     known.dedup();
-    Err(AmError::bad_args(format!(
-        "line {}: node `{}` asks for disk image `{image}`, which is not offered; offered: {}",
+    Err(CoreError::bad_request(
         node.line,
-        node.client_id,
-        if known.is_empty() {
-            "none".to_owned()
-        } else {
-            known.join(", ")
-        }
-    )))
+        format!(
+            "node `{}` asks for disk image `{image}`, which is not offered; offered: {}",
+            node.client_id,
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        ),
+    ))
 }
 
 /// The sliver type names `components` offer, for messages.

@@ -1,11 +1,10 @@
-//! Expiry rules (AMAPI.md §2.6, §2.17): no sliver outlives the credential
+//! Expiry rules (GENI AM API v3, "Renew" and "Sliver Expiration"): no
+//! sliver outlives the credential
 //! that authorised the call or the policy's maximum lease; allocations
 //! last the short allocation timeout; Renew may shorten, fails past the
 //! limits unless `geni_extend_alap` asks to clamp.
 
-use super::Policy;
-use crate::geni::AmError;
-use crate::time;
+use super::{CoreError, Policy};
 use chrono::{DateTime, Utc};
 
 /// Expiry of a new allocation: the allocation timeout, capped by the
@@ -14,7 +13,7 @@ pub(super) fn allocation(
     now: DateTime<Utc>,
     policy: &Policy,
     credential_expires: DateTime<Utc>,
-) -> Result<DateTime<Utc>, AmError> {
+) -> Result<DateTime<Utc>, CoreError> {
     usable_credential(now, credential_expires)?;
     Ok((now + policy.allocation_timeout).min(credential_expires))
 }
@@ -27,7 +26,7 @@ pub(super) fn provision(
     policy: &Policy,
     credential_expires: DateTime<Utc>,
     end_time: Option<DateTime<Utc>>,
-) -> Result<DateTime<Utc>, AmError> {
+) -> Result<DateTime<Utc>, CoreError> {
     usable_credential(now, credential_expires)?;
     let wanted = end_time
         .filter(|t| *t > now)
@@ -36,7 +35,7 @@ pub(super) fn provision(
 }
 
 /// The expiry a Renew to `requested` gives: `requested` itself when
-/// allowed, the latest allowed time with `extend_alap`, else OUTOFRANGE
+/// allowed, the latest allowed time with `extend_alap`, else a refusal
 /// naming the limit.
 pub(super) fn renew(
     now: DateTime<Utc>,
@@ -44,13 +43,9 @@ pub(super) fn renew(
     credential_expires: DateTime<Utc>,
     requested: DateTime<Utc>,
     extend_alap: bool,
-) -> Result<DateTime<Utc>, AmError> {
+) -> Result<DateTime<Utc>, CoreError> {
     if requested <= now {
-        return Err(AmError::out_of_range(format!(
-            "the requested expiration {} is not in the future (now is {})",
-            time::format(&requested),
-            time::format(&now)
-        )));
+        return Err(CoreError::ExpiryPassed { requested, now });
     }
     let policy_max = now + policy.max_lease;
     let (limit, why) = if credential_expires <= policy_max {
@@ -64,23 +59,22 @@ pub(super) fn renew(
     if extend_alap && limit > now {
         return Ok(limit);
     }
-    Err(AmError::out_of_range(format!(
-        "the requested expiration {} is after {} when {why}; renew the slice first or ask for an earlier time (geni_extend_alap renews as far as allowed)",
-        time::format(&requested),
-        time::format(&limit)
-    )))
+    Err(CoreError::ExpiryTooLate {
+        requested,
+        limit,
+        why,
+    })
 }
 
 /// Fails when the credential has already expired.
-fn usable_credential(now: DateTime<Utc>, credential_expires: DateTime<Utc>) -> Result<(), AmError> {
+fn usable_credential(
+    now: DateTime<Utc>,
+    credential_expires: DateTime<Utc>,
+) -> Result<(), CoreError> {
     if credential_expires <= now {
-        return Err(AmError::new(
-            crate::geni::GeniCode::Expired,
-            format!(
-                "the credential expired at {}; renew the slice and get a fresh slice credential",
-                time::format(&credential_expires)
-            ),
-        ));
+        return Err(CoreError::CredentialExpired {
+            at: credential_expires,
+        });
     }
     Ok(())
 }
@@ -88,7 +82,6 @@ fn usable_credential(now: DateTime<Utc>, credential_expires: DateTime<Utc>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geni::GeniCode;
     use chrono::{TimeDelta, TimeZone};
 
     fn now() -> DateTime<Utc> {
@@ -108,10 +101,10 @@ mod tests {
         );
         let soon = now() + TimeDelta::minutes(3);
         assert_eq!(allocation(now(), &p, soon).unwrap(), soon);
-        assert_eq!(
-            allocation(now(), &p, now()).unwrap_err().code,
-            GeniCode::Expired
-        );
+        assert!(matches!(
+            allocation(now(), &p, now()).unwrap_err(),
+            CoreError::CredentialExpired { .. }
+        ));
     }
 
     #[test]
@@ -158,13 +151,13 @@ mod tests {
         let p = Policy::default();
         let cred = now() + days(10);
         let err = renew(now(), &p, cred, now() + days(12), false).unwrap_err();
-        assert_eq!(err.code, GeniCode::OutOfRange);
-        assert!(err.message.contains("credential"), "{}", err.message);
+        assert!(matches!(err, CoreError::ExpiryTooLate { .. }), "{err}");
+        assert!(err.to_string().contains("credential"), "{err}");
         let err = renew(now(), &p, now() + days(90), now() + days(40), false).unwrap_err();
-        assert!(err.message.contains("maximum lease"), "{}", err.message);
+        assert!(err.to_string().contains("maximum lease"), "{err}");
         let err = renew(now(), &p, cred, now() - days(1), false).unwrap_err();
-        assert_eq!(err.code, GeniCode::OutOfRange);
-        assert!(err.message.contains("not in the future"), "{}", err.message);
+        assert!(matches!(err, CoreError::ExpiryPassed { .. }), "{err}");
+        assert!(err.to_string().contains("not in the future"), "{err}");
     }
 
     #[test]

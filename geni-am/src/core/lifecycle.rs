@@ -1,10 +1,9 @@
-//! Provision, Renew, Delete and Shutdown (AMAPI.md §2.6, §2.7, §2.10,
-//! §2.11), each in one store transaction; backend work is queued as jobs
-//! in that transaction.
+//! Provision, Renew, Delete and Shutdown (GENI AM API v3, "Provision",
+//! "Renew", "Delete", "Shutdown"), each in one store transaction; backend
+//! work is queued as jobs in that transaction.
 
 use super::select::{self, Selection};
-use super::{Aggregate, SliceReport, expiry, manifest};
-use crate::geni::AmError;
+use super::{Aggregate, CoreError, SliceReport, expiry, manifest};
 use crate::model::{
     AllocationState, EventKind, JobKind, OperationalState, Principal, Selector, SliverInfo,
     UserKeys,
@@ -35,7 +34,7 @@ pub struct RenewOptions {
 }
 
 /// A sliver after a per-sliver step, with the error that kept it unchanged.
-pub(super) type Outcome = (SliverRow, Option<AmError>);
+pub(super) type Outcome = (SliverRow, Option<CoreError>);
 
 /// Applies `step` to every row. Without `best_effort` the first failure is
 /// the result (the transaction then rolls back); with it, failed rows are
@@ -43,8 +42,8 @@ pub(super) type Outcome = (SliverRow, Option<AmError>);
 pub(super) fn apply_each(
     rows: Vec<SliverRow>,
     best_effort: bool,
-    mut step: impl FnMut(&mut SliverRow) -> Result<(), AmError>,
-) -> Result<Vec<Outcome>, AmError> {
+    mut step: impl FnMut(&mut SliverRow) -> Result<(), CoreError>,
+) -> Result<Vec<Outcome>, CoreError> {
     let mut out = Vec::with_capacity(rows.len());
     for mut row in rows {
         match step(&mut row) {
@@ -61,7 +60,7 @@ pub(super) fn apply_each(
 pub(super) fn save_outcomes(
     conn: &mut Conn,
     outcomes: &[Outcome],
-) -> Result<Vec<SliverInfo>, AmError> {
+) -> Result<Vec<SliverInfo>, CoreError> {
     outcomes
         .iter()
         .map(|(row, error)| {
@@ -70,7 +69,7 @@ pub(super) fn save_outcomes(
             }
             let mut info = row.info();
             if let Some(e) = error {
-                info.error = e.message.clone();
+                info.error = e.to_string();
             }
             Ok(info)
         })
@@ -84,7 +83,7 @@ pub(super) fn queue(
     row: &SliverRow,
     principal: &str,
     now: DateTime<Utc>,
-) -> Result<(), AmError> {
+) -> Result<(), CoreError> {
     let payload = serde_json::json!({ "caller": principal });
     jobs::enqueue(conn, job, &row.slice_urn, Some(&row.urn), &payload, now)?;
     events::append(
@@ -109,13 +108,14 @@ impl Aggregate {
         principal: &Principal,
         selector: &Selector,
         options: &ProvisionOptions,
-    ) -> Result<SliceReport, AmError> {
+    ) -> Result<SliceReport, CoreError> {
         let now = self.now();
         self.store
-            .write(|conn| self.provision_in(conn, principal, selector, options, now))
+            .write(|conn| self.provision_in(conn, principal, selector, options, now, None))
     }
 
-    /// Provision inside the caller's transaction.
+    /// Provision inside the caller's transaction; the manifest uses the
+    /// `known` request document instead of parsing it again.
     pub(super) fn provision_in(
         &self,
         conn: &mut Conn,
@@ -123,7 +123,8 @@ impl Aggregate {
         selector: &Selector,
         options: &ProvisionOptions,
         now: DateTime<Utc>,
-    ) -> Result<SliceReport, AmError> {
+        known: manifest::Known<'_>,
+    ) -> Result<SliceReport, CoreError> {
         let slice_urn = selector.slice_urn();
         let selection = self.changeable(conn, selector, now)?;
         let rows: Vec<SliverRow> = if selection.whole_slice {
@@ -133,9 +134,9 @@ impl Aggregate {
                 .filter(|r| r.allocation_state == AllocationState::Allocated)
                 .collect();
             if allocated.is_empty() {
-                return Err(AmError::unavailable(format!(
-                    "nothing in slice {slice_urn} is geni_allocated; Allocate first"
-                )));
+                return Err(CoreError::NothingAllocated {
+                    slice: slice_urn.to_owned(),
+                });
             }
             allocated
         } else {
@@ -151,10 +152,10 @@ impl Aggregate {
         let outcomes = apply_each(rows, options.best_effort, |row| {
             let state = row.allocation_state;
             if state != AllocationState::Allocated {
-                return Err(AmError::refused(format!(
-                    "sliver {} is {state}, not geni_allocated; only allocated slivers can be provisioned",
-                    row.urn
-                )));
+                return Err(CoreError::NotAllocated {
+                    urn: row.urn.clone(),
+                    state: state.to_string(),
+                });
             }
             row.set_states(
                 AllocationState::Provisioned,
@@ -170,7 +171,7 @@ impl Aggregate {
         let live = slivers::live_in_slice(conn, slice_urn)?;
         Ok(SliceReport {
             slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(conn, &self.config, slice_urn, &live)?,
+            manifest: manifest::render(conn, &self.config, slice_urn, &live, known)?,
             slivers,
         })
     }
@@ -184,19 +185,19 @@ impl Aggregate {
         selector: &Selector,
         requested: DateTime<Utc>,
         options: RenewOptions,
-    ) -> Result<Vec<SliverInfo>, AmError> {
+    ) -> Result<Vec<SliverInfo>, CoreError> {
         let now = self.now();
         self.store.write(|conn| {
             let selection = self.changeable(conn, selector, now)?;
-            let target = expiry::renew(
-                now,
-                &self.config.policy,
-                principal.credential_expires,
-                requested,
-                options.extend_alap,
-            );
             let outcomes = apply_each(selection.slivers, options.best_effort, |row| {
-                row.expires_at = target.clone()?.into();
+                let target = expiry::renew(
+                    now,
+                    &self.config.policy,
+                    principal.credential_expires,
+                    requested,
+                    options.extend_alap,
+                )?;
+                row.expires_at = target.into();
                 Ok(())
             })?;
             slices::find_or_create(
@@ -232,7 +233,7 @@ impl Aggregate {
         &self,
         principal: &Principal,
         selector: &Selector,
-    ) -> Result<Vec<SliverInfo>, AmError> {
+    ) -> Result<Vec<SliverInfo>, CoreError> {
         let now = self.now();
         self.store.write(|conn| {
             let selection = self.changeable(conn, selector, now)?;
@@ -248,9 +249,9 @@ impl Aggregate {
     }
 
     /// Operator emergency stop: the slice is marked shut down (later
-    /// experimenter changes are refused with FORBIDDEN), running slivers
+    /// experimenter changes are refused with [`CoreError::ShutDown`]), running slivers
     /// are stopped and kept for forensics. Repeating it is harmless.
-    pub fn shutdown(&self, principal: &Principal, slice_urn: &str) -> Result<(), AmError> {
+    pub fn shutdown(&self, principal: &Principal, slice_urn: &str) -> Result<(), CoreError> {
         let now = self.now();
         self.store.write(|conn| {
             slices::find_or_create(conn, slice_urn, principal.credential_expires, now)?;
@@ -289,7 +290,7 @@ impl Aggregate {
         conn: &mut Conn,
         selector: &Selector,
         now: DateTime<Utc>,
-    ) -> Result<Selection, AmError> {
+    ) -> Result<Selection, CoreError> {
         slices::lock(conn, selector.slice_urn())?;
         let selection = select::resolve(conn, selector, now)?;
         selection.require_not_shut_down()?;

@@ -1,14 +1,15 @@
-//! What a provisioned node needs besides its VM, read from the stored
-//! request: the link networks it is attached to (one NIC per interface on
-//! a LAN link of this aggregate, in interface order, with the address the
-//! request asks for) and its `<install>` and `<execute>` services. Also the
-//! sliver URNs of links and interfaces, shared with the manifest, and the
-//! check at Allocate that a link's requested addresses can be had.
+//! What a provisioned node needs besides its VM, read from the request
+//! once, at Allocate: its [`NodePlan`] (one NIC per interface on a LAN
+//! link of this aggregate, in interface order, with the address the
+//! request asks for; its `<install>` and `<execute>` services), and the
+//! check that a link's requested addresses can be had. Slivers allocated
+//! before plans were stored get theirs from the stored request
+//! ([`plan_from_stored`]).
 
-use super::manifest::urn_name;
-use crate::backend::{ExecuteSpec, InstallSpec};
-use crate::geni::AmError;
+use super::CoreError;
+use super::naming::link_sliver_urn;
 use crate::model::AddressRange;
+use crate::model::plan::{ExecuteService, InstallService, LinkSliver, NodePlan, PlannedNic};
 use geni_rspec::Document;
 use geni_rspec::manifest::same_urn;
 use geni_rspec::manifest::urn_authority;
@@ -23,47 +24,105 @@ const DEFAULT_SHELL: &str = "sh";
 /// this aggregate can build with a network of its own.
 const TUNNEL_LINK_TYPES: [&str; 2] = ["gre-tunnel", "egre-tunnel"];
 
-/// One link sliver: the network of one link of a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkSliver {
-    /// The link's sliver URN, the tag its network is created with.
-    pub urn: String,
-    /// The link's `client_id`, the network's name.
-    pub client_id: String,
-    /// The IPv4 addresses the request asks for on the link's interfaces
-    /// (of every node), in the order of its `interface_ref`s: the link's
-    /// network must hold them.
-    pub addresses: Vec<String>,
+/// This aggregate's LANs of one request, read once: each with the
+/// addresses asked for on its interfaces, and the LAN each interface is
+/// on. Planning every node then costs one lookup per interface, however
+/// many nodes and links the request holds.
+#[derive(Debug, Clone, Default)]
+pub struct RequestLinks {
+    /// The LANs in document order.
+    lans: Vec<LanRequest>,
+    /// The index in `lans` of the first LAN naming each interface.
+    by_interface: HashMap<String, usize>,
 }
 
-/// One interface of a node on a link network.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedNic {
-    /// The interface's `client_id`.
-    pub interface: String,
-    /// The link it is on.
-    pub link: LinkSliver,
-    /// The IPv4 address the request asks for.
-    pub ip: Option<String>,
-    /// The netmask the request gives with it.
-    pub netmask: Option<String>,
+/// One LAN of this aggregate in a request.
+#[derive(Debug, Clone)]
+struct LanRequest {
+    client_id: Option<String>,
+    line: u32,
+    addresses: Vec<String>,
 }
 
-/// What one node of a request asks for besides its VM.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NodePlan {
-    /// Its NICs on link networks, in interface order.
-    pub nics: Vec<PlannedNic>,
-    /// Its `<install>` services, in order.
-    pub install: Vec<InstallSpec>,
-    /// Its `<execute>` services, in order.
-    pub execute: Vec<ExecuteSpec>,
+impl RequestLinks {
+    /// The LANs of this aggregate (`authority`) in `root`.
+    pub fn of(root: &RSpec<'_>, authority: &str) -> Self {
+        let requested = interface_addresses(root);
+        let mut out = RequestLinks::default();
+        for link in root.links().filter(|l| is_local_lan(l, authority)) {
+            let index = out.lans.len();
+            for interface in link.interface_refs().filter_map(|r| r.client_id()) {
+                out.by_interface
+                    .entry(interface.into_owned())
+                    .or_insert(index);
+            }
+            out.lans.push(LanRequest {
+                client_id: link.client_id().map(|c| c.into_owned()),
+                line: link.line(),
+                addresses: link_addresses(&requested, &link),
+            });
+        }
+        out
+    }
+
+    /// The LANs that ask for addresses, in document order.
+    pub fn requested(&self) -> Vec<LinkRequest> {
+        self.lans
+            .iter()
+            .filter(|l| !l.addresses.is_empty())
+            .map(|l| LinkRequest {
+                client_id: l.client_id.clone().unwrap_or_default(),
+                line: l.line,
+                addresses: l.addresses.clone(),
+            })
+            .collect()
+    }
+
+    /// The plan of `node` of request `request_id`, at the aggregate of
+    /// `authority`.
+    pub fn plan(&self, node: &Node<'_>, authority: &str, request_id: &str) -> NodePlan {
+        let mut plan = services_of(node);
+        for interface in node.interfaces() {
+            let Some(interface_id) = interface.client_id() else {
+                continue;
+            };
+            let Some(lan) = self
+                .by_interface
+                .get(interface_id.as_ref())
+                .map(|&i| &self.lans[i])
+            else {
+                continue;
+            };
+            let Some(link_id) = &lan.client_id else {
+                continue;
+            };
+            let ip = ipv4(&interface);
+            plan.nics.push(PlannedNic {
+                interface: interface_id.into_owned(),
+                link: LinkSliver {
+                    urn: link_sliver_urn(authority, request_id, link_id),
+                    client_id: link_id.clone(),
+                    addresses: lan.addresses.clone(),
+                },
+                ip: ip
+                    .as_ref()
+                    .and_then(|ip| ip.address())
+                    .map(|a| a.trim().to_owned()),
+                netmask: ip
+                    .as_ref()
+                    .and_then(|ip| ip.netmask())
+                    .map(|m| m.trim().to_owned()),
+            });
+        }
+        plan
+    }
 }
 
 /// The plan of node `client_id` of the stored request `document` (id
-/// `request_id`), at the aggregate of `authority`. A node the request does
-/// not hold gets an empty plan.
-pub fn plan_node(
+/// `request_id`), at the aggregate of `authority`: for a sliver allocated
+/// before plans were stored. A node the request does not hold gets an
+/// empty plan.
+pub fn plan_from_stored(
     document: &str,
     authority: &str,
     request_id: &str,
@@ -78,45 +137,7 @@ pub fn plan_node(
     else {
         return Ok(NodePlan::default());
     };
-    let links: Vec<Link<'_>> = root
-        .links()
-        .filter(|l| is_local_lan(l, authority))
-        .collect();
-    let requested = interface_addresses(&root);
-    let mut plan = services_of(&node);
-    for interface in node.interfaces() {
-        let Some(interface_id) = interface.client_id() else {
-            continue;
-        };
-        let on_link = links.iter().find(|l| {
-            l.interface_refs()
-                .any(|r| r.client_id().as_deref() == Some(interface_id.as_ref()))
-        });
-        let Some(link_id) = on_link.and_then(Link::client_id) else {
-            continue;
-        };
-        let ip = ipv4(&interface);
-        let addresses = on_link
-            .map(|l| link_addresses(&requested, l))
-            .unwrap_or_default();
-        plan.nics.push(PlannedNic {
-            interface: interface_id.into_owned(),
-            link: LinkSliver {
-                urn: link_sliver_urn(authority, request_id, &link_id),
-                client_id: link_id.into_owned(),
-                addresses,
-            },
-            ip: ip
-                .as_ref()
-                .and_then(|ip| ip.address())
-                .map(|a| a.trim().to_owned()),
-            netmask: ip
-                .as_ref()
-                .and_then(|ip| ip.netmask())
-                .map(|m| m.trim().to_owned()),
-        });
-    }
-    Ok(plan)
+    Ok(RequestLinks::of(&root, authority).plan(&node, authority, request_id))
 }
 
 /// What one LAN of this aggregate asks for: its `client_id`, the line it
@@ -132,22 +153,7 @@ pub struct LinkRequest {
     pub addresses: Vec<String>,
 }
 
-/// The LANs of this aggregate (`authority`) in `root` that ask for
-/// addresses, in document order.
-pub fn requested_addresses(root: &RSpec<'_>, authority: &str) -> Vec<LinkRequest> {
-    let requested = interface_addresses(root);
-    root.links()
-        .filter(|l| is_local_lan(l, authority))
-        .map(|l| LinkRequest {
-            client_id: l.client_id().unwrap_or_default().into_owned(),
-            line: l.line(),
-            addresses: link_addresses(&requested, &l),
-        })
-        .filter(|l| !l.addresses.is_empty())
-        .collect()
-}
-
-/// Refuses (BADARGS) a link whose requested address lies outside every
+/// Refuses (a bad request) a link whose requested address lies outside every
 /// range of `ranges`, those of the network links are reserved from: no
 /// reservation could hold it, and a VM never gets another address than
 /// the one asked for. `None` (a backend that gives any address): nothing
@@ -155,7 +161,7 @@ pub fn requested_addresses(root: &RSpec<'_>, authority: &str) -> Vec<LinkRequest
 pub fn check_addresses(
     links: &[LinkRequest],
     ranges: Option<&[AddressRange]>,
-) -> Result<(), AmError> {
+) -> Result<(), CoreError> {
     let Some(ranges) = ranges else {
         return Ok(());
     };
@@ -175,10 +181,13 @@ pub fn check_addresses(
                     .collect::<Vec<_>>()
                     .join(", "),
             };
-            return Err(AmError::bad_args(format!(
-                "line {}: link `{}` asks for address {text}, which is outside every address range this aggregate reserves links from ({offered}); ask for addresses in these ranges, or for none to have addresses chosen",
-                link.line, link.client_id
-            )));
+            return Err(CoreError::bad_request(
+                link.line,
+                format!(
+                    "link `{}` asks for address {text}, which is outside every address range this aggregate reserves links from ({offered}); ask for addresses in these ranges, or for none to have addresses chosen",
+                    link.client_id
+                ),
+            ));
         }
     }
     Ok(())
@@ -192,9 +201,7 @@ fn ipv4<'a>(interface: &Interface<'a>) -> Option<Ip<'a>> {
 }
 
 /// The IPv4 address each interface of the request asks for, by the
-/// interface's `client_id` (the first interface of a `client_id` wins),
-/// read once per request so that resolving every link costs one lookup per
-/// `interface_ref`, however many nodes and links a request holds.
+/// interface's `client_id` (the first interface of a `client_id` wins).
 fn interface_addresses(root: &RSpec<'_>) -> HashMap<String, String> {
     let mut addresses = HashMap::new();
     for interface in root
@@ -246,7 +253,7 @@ fn services_of(node: &Node<'_>) -> NodePlan {
     plan.install = services
         .installs()
         .filter_map(|i| {
-            Some(InstallSpec {
+            Some(InstallService {
                 url: i.url()?.into_owned(),
                 install_path: i.install_path()?.into_owned(),
             })
@@ -255,7 +262,7 @@ fn services_of(node: &Node<'_>) -> NodePlan {
     plan.execute = services
         .executes()
         .filter_map(|e| {
-            Some(ExecuteSpec {
+            Some(ExecuteService {
                 shell: e
                     .shell()
                     .map_or_else(|| DEFAULT_SHELL.to_owned(), |s| s.into_owned()),
@@ -264,22 +271,6 @@ fn services_of(node: &Node<'_>) -> NodePlan {
         })
         .collect();
     plan
-}
-
-/// The sliver URN of link `client_id` of request `request_id`: stable for
-/// the request, `urn:publicid:IDN+<authority>+sliver+<request id>.<client_id>`
-/// with the `client_id` reduced to URN-safe characters.
-pub fn link_sliver_urn(authority: &str, request_id: &str, client_id: &str) -> String {
-    let name = urn_name(client_id);
-    format!("urn:publicid:IDN+{authority}+sliver+{request_id}.{name}")
-}
-
-/// The sliver URN of interface `client_id` of the node whose sliver is
-/// `node_sliver`: the node's URN followed by `:` and the `client_id`
-/// reduced to URN-safe characters.
-pub fn interface_sliver_urn(node_sliver: &str, client_id: &str) -> String {
-    let name = urn_name(client_id);
-    format!("{node_sliver}:{name}")
 }
 
 #[cfg(test)]
@@ -301,7 +292,7 @@ mod tests {
 
     #[test]
     fn nics_follow_interface_order_on_local_lans_only() {
-        let plan = plan_node(REQUEST, "am.test", "r1", "a").unwrap();
+        let plan = plan_from_stored(REQUEST, "am.test", "r1", "a").unwrap();
         let links: Vec<&str> = plan
             .nics
             .iter()
@@ -316,7 +307,7 @@ mod tests {
             plan.nics[1].link.urn,
             "urn:publicid:IDN+am.test+sliver+r1.lan-0"
         );
-        let b = plan_node(REQUEST, "am.test", "r1", "b").unwrap();
+        let b = plan_from_stored(REQUEST, "am.test", "r1", "b").unwrap();
         assert_eq!(b.nics.len(), 2, "`far` belongs to another aggregate");
         assert_eq!(b.nics[1].link.urn, plan.nics[0].link.urn);
         assert_eq!(
@@ -329,10 +320,10 @@ mod tests {
 
     #[test]
     fn services_become_install_and_execute_specs() {
-        let plan = plan_node(REQUEST, "am.test", "r1", "a").unwrap();
+        let plan = plan_from_stored(REQUEST, "am.test", "r1", "a").unwrap();
         assert_eq!(
             plan.install,
-            [InstallSpec {
+            [InstallService {
                 url: "http://x.example/a.tgz".into(),
                 install_path: "/local".into()
             }],
@@ -342,17 +333,9 @@ mod tests {
         assert_eq!(plan.execute[0].shell, "sh");
         assert_eq!(plan.execute[1].command, "echo $HOME");
         assert_eq!(
-            plan_node(REQUEST, "am.test", "r1", "zz").unwrap(),
+            plan_from_stored(REQUEST, "am.test", "r1", "zz").unwrap(),
             NodePlan::default()
         );
-        assert!(plan_node("<rspec", "am.test", "r1", "a").is_err());
-    }
-
-    #[test]
-    fn interface_urns_extend_the_node_urn() {
-        assert_eq!(
-            interface_sliver_urn("urn:publicid:IDN+am.test+sliver+abc", "a:if 0"),
-            "urn:publicid:IDN+am.test+sliver+abc:a-if-0"
-        );
+        assert!(plan_from_stored("<rspec", "am.test", "r1", "a").is_err());
     }
 }

@@ -5,10 +5,9 @@
 //! then merged into one document when the slivers came from several
 //! Allocates.
 
-use super::links::{interface_sliver_urn, link_sliver_urn};
 use super::merge;
-use super::{AggregateConfig, SshAccess};
-use crate::geni::AmError;
+use super::naming::{interface_sliver_urn, link_sliver_urn, login_name, login_names};
+use super::{AggregateConfig, CoreError, SshAccess};
 use crate::model::{AllocationState, SliverAnnotations, UserKeys};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
@@ -25,21 +24,28 @@ use std::collections::{BTreeSet, HashMap};
 /// exist yet (see [`annotate_links`]).
 const UNTAGGED: &str = "0";
 
+/// A request this call has parsed already: its id and document, used
+/// instead of parsing its stored text again.
+pub(super) type Known<'a> = Option<(&'a str, &'a Document)>;
+
 /// The manifest covering `rows` (all of slice `slice_urn`); the empty
-/// manifest when `rows` is empty.
+/// manifest when `rows` is empty. The request of `known` is not read back
+/// from the store.
 pub(super) fn render(
     conn: &mut Conn,
     config: &AggregateConfig,
     slice_urn: &str,
     rows: &[SliverRow],
-) -> Result<String, AmError> {
+    known: Known<'_>,
+) -> Result<String, CoreError> {
     let doc = if rows.is_empty() {
         builder::empty().map_err(manifest_error)?
     } else {
-        build(conn, config, slice_urn, rows)?
+        build(conn, config, slice_urn, rows, known)?
     };
-    String::from_utf8(doc.to_bytes())
-        .map_err(|_| AmError::error("the manifest is not UTF-8 (a stored request was damaged)"))
+    String::from_utf8(doc.to_bytes()).map_err(|_| {
+        CoreError::Internal("the manifest is not UTF-8 (a stored request was damaged)".into())
+    })
 }
 
 /// Builds and merges the manifests of the requests `rows` came from.
@@ -48,7 +54,8 @@ fn build(
     config: &AggregateConfig,
     slice_urn: &str,
     rows: &[SliverRow],
-) -> Result<Document, AmError> {
+    known: Known<'_>,
+) -> Result<Document, CoreError> {
     let users = slices::users(conn, slice_urn)?;
     let names: HashMap<String, String> = components::all(conn)?
         .into_iter()
@@ -62,14 +69,11 @@ fn build(
     ids.sort_unstable();
     ids.dedup();
     let mut merged: Option<Document> = None;
-    for request in slices::requests_by_id(conn, &ids)? {
-        let group: Vec<&SliverRow> = rows.iter().filter(|r| r.request_id == request.id).collect();
-        let mut doc = Document::parse(request.document.as_bytes()).map_err(|e| {
-            AmError::error(format!("stored request {} does not parse: {e}", request.id))
-        })?;
+    for (request_id, mut doc) in documents(conn, &ids, known)? {
+        let group: Vec<&SliverRow> = rows.iter().filter(|r| r.request_id == request_id).collect();
         let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
         let mut annotations = annotate(&group, &users, &names, &interfaces, &config.ssh)?;
-        annotate_links(&doc, config, &request.id, &vlans, &mut annotations)?;
+        annotate_links(&doc, config, &request_id, &vlans, &mut annotations)?;
         let manifest =
             builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
         merged = Some(match merged {
@@ -80,7 +84,35 @@ fn build(
             }
         });
     }
-    merged.ok_or_else(|| AmError::error("the slivers' request documents are missing"))
+    merged.ok_or_else(|| CoreError::Internal("the slivers' request documents are missing".into()))
+}
+
+/// The request documents `ids` (sorted), oldest first: a copy of the
+/// `known` one, the others parsed from the store. Only a request that is
+/// not the known one is read from the store.
+fn documents(
+    conn: &mut Conn,
+    ids: &[String],
+    known: Known<'_>,
+) -> Result<Vec<(String, Document)>, CoreError> {
+    if let Some((id, doc)) = known.filter(|(id, _)| ids.len() == 1 && ids[0] == *id) {
+        return Ok(vec![(id.to_owned(), doc.clone())]);
+    }
+    slices::requests_by_id(conn, ids)?
+        .into_iter()
+        .map(|request| {
+            let doc = match known.filter(|(id, _)| *id == request.id) {
+                Some((_, doc)) => doc.clone(),
+                None => Document::parse(request.document.as_bytes()).map_err(|e| {
+                    CoreError::Internal(format!(
+                        "stored request {} does not parse: {e}",
+                        request.id
+                    ))
+                })?,
+            };
+            Ok((request.id, doc))
+        })
+        .collect()
 }
 
 /// Removes this AM's nodes that have no sliver in `group` (deleted ones, or
@@ -90,10 +122,10 @@ fn prune(
     doc: &mut Document,
     cm: &str,
     group: &[&SliverRow],
-) -> Result<HashMap<String, Vec<String>>, AmError> {
+) -> Result<HashMap<String, Vec<String>>, CoreError> {
     let keep: BTreeSet<&str> = group.iter().map(|r| r.client_id.as_str()).collect();
     let (drop, interfaces) = {
-        let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
+        let root = RSpec::new(doc).map_err(|e| CoreError::Internal(e.to_string()))?;
         let owned = Ownership::of(&root, cm);
         let mut drop = Vec::new();
         let mut interfaces = HashMap::new();
@@ -127,7 +159,7 @@ fn annotate(
     names: &HashMap<String, String>,
     interfaces: &HashMap<String, Vec<String>>,
     ssh: &SshAccess,
-) -> Result<Annotations, AmError> {
+) -> Result<Annotations, CoreError> {
     let mut out = Annotations::default();
     for row in group {
         let observed = row.annotations.value();
@@ -195,8 +227,8 @@ fn annotate_links(
     request_id: &str,
     vlans: &HashMap<String, i64>,
     out: &mut Annotations,
-) -> Result<(), AmError> {
-    let root = RSpec::new(doc).map_err(|e| AmError::error(e.to_string()))?;
+) -> Result<(), CoreError> {
+    let root = RSpec::new(doc).map_err(|e| CoreError::Internal(e.to_string()))?;
     for id in Ownership::of(&root, &config.cm_urn).links {
         let Some(client_id) = Link::new(doc, id).client_id() else {
             continue;
@@ -257,82 +289,7 @@ fn access(
     }
 }
 
-/// The account name of a user: the name part of the user URN, lowercased,
-/// other characters than `[a-z0-9_-]` replaced by `_` (the same rule the
-/// backend uses to create accounts).
-pub fn login_name(user_urn: &str) -> String {
-    let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
-    let login = sanitize(&name.to_ascii_lowercase(), |c| matches!(c, '_' | '-'), '_');
-    if login.is_empty() {
-        "geni".to_owned()
-    } else {
-        login
-    }
-}
-
-/// The distinct logins of `users` in order of first appearance: users
-/// whose URNs map to the same login name share that account.
-pub fn login_names(users: &[UserKeys]) -> Vec<String> {
-    let mut logins: Vec<String> = Vec::new();
-    for user in users {
-        let login = login_name(&user.urn);
-        if !logins.contains(&login) {
-            logins.push(login);
-        }
-    }
-    logins
-}
-
-/// `text` with every character other than ASCII letters, digits and those
-/// `extra` accepts replaced by `with`.
-pub(super) fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || extra(c) {
-                c
-            } else {
-                with
-            }
-        })
-        .collect()
-}
-
-/// `text` as the name part of a URN: ASCII letters, digits, `.`, `-` and
-/// `_` kept, anything else becomes `-`.
-pub fn urn_name(text: &str) -> String {
-    sanitize(text, |c| matches!(c, '.' | '-' | '_'), '-')
-}
-
 /// A manifest builder failure on stored data: an internal error.
-fn manifest_error(e: builder::ManifestError) -> AmError {
-    AmError::error(format!("cannot build the manifest: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn login_names_come_from_the_user_urn() {
-        assert_eq!(
-            login_name("urn:publicid:IDN+ch.geni.net+user+Alice"),
-            "alice"
-        );
-        assert_eq!(login_name("urn:publicid:IDN+x+user+j.doe"), "j_doe");
-        assert_eq!(login_name(""), "geni");
-    }
-
-    #[test]
-    fn users_with_the_same_login_name_share_one_login() {
-        let user = |urn: &str| UserKeys {
-            urn: urn.into(),
-            keys: Vec::new(),
-        };
-        let users = [
-            user("urn:publicid:IDN+ch.geni.net+user+alice"),
-            user("urn:publicid:IDN+ch.geni.net+user+bob"),
-            user("urn:publicid:IDN+emulab.net+user+Alice"),
-        ];
-        assert_eq!(login_names(&users), ["alice", "bob"]);
-    }
+fn manifest_error(e: builder::ManifestError) -> CoreError {
+    CoreError::Internal(format!("cannot build the manifest: {e}"))
 }

@@ -4,14 +4,18 @@
 //! are re-declared where the target needs them; comments inside copied
 //! elements are not carried over.
 
-use crate::geni::AmError;
+use super::CoreError;
 use geni_rspec::RSpec;
 use geni_rspec::manifest::Ownership;
 use geni_rspec::{Document, NodeId, NodeKind};
 
 /// Appends this AM's (`cm`) nodes and links of `other` to `base`'s root.
-pub(super) fn append_owned(base: &mut Document, other: &Document, cm: &str) -> Result<(), AmError> {
-    let root = RSpec::new(other).map_err(|e| AmError::error(e.to_string()))?;
+pub(super) fn append_owned(
+    base: &mut Document,
+    other: &Document,
+    cm: &str,
+) -> Result<(), CoreError> {
+    let root = RSpec::new(other).map_err(|e| CoreError::Internal(e.to_string()))?;
     let owned = Ownership::of(&root, cm);
     let target = base.root();
     for id in owned.nodes.iter().chain(owned.links.iter()) {

@@ -1,10 +1,9 @@
-//! Describe and Status (AMAPI.md §2.4, §2.8): read-only, from the store
+//! Describe and Status (GENI AM API v3, "Describe", "Status"): read-only, from the store
 //! alone (never waiting on the backend). While the backend does not
 //! answer, the slivers whose work that holds up say so in `geni_error`.
 
 use super::select;
-use super::{Aggregate, SliceReport, StatusReport, manifest};
-use crate::geni::AmError;
+use super::{Aggregate, CoreError, SliceReport, StatusReport, manifest};
 use crate::model::{OperationalState, Selector, SliverInfo};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, outage, upkeep};
@@ -12,23 +11,29 @@ use crate::store::{Conn, outage, upkeep};
 impl Aggregate {
     /// The manifest and sliver reports of the selected slivers. A slice
     /// with no slivers here gets the empty manifest and no slivers; an
-    /// unknown sliver URN is SEARCHFAILED.
-    pub fn describe(&self, selector: &Selector) -> Result<SliceReport, AmError> {
+    /// unknown sliver URN is an unknown sliver.
+    pub fn describe(&self, selector: &Selector) -> Result<SliceReport, CoreError> {
         let now = self.now();
         self.store.read(|conn| {
             let selection = select::resolve(conn, selector, now)?;
             let slice_urn = selector.slice_urn();
             Ok(SliceReport {
                 slice_urn: slice_urn.to_owned(),
-                manifest: manifest::render(conn, &self.config, slice_urn, &selection.slivers)?,
+                manifest: manifest::render(
+                    conn,
+                    &self.config,
+                    slice_urn,
+                    &selection.slivers,
+                    None,
+                )?,
                 slivers: held_up(conn, infos(&selection.slivers))?,
             })
         })
     }
 
-    /// The states of the selected slivers; SEARCHFAILED when the slice has
+    /// The states of the selected slivers; an unknown slice when it has
     /// none here.
-    pub fn status(&self, selector: &Selector) -> Result<StatusReport, AmError> {
+    pub fn status(&self, selector: &Selector) -> Result<StatusReport, CoreError> {
         let now = self.now();
         self.store.read(|conn| {
             let selection = select::resolve(conn, selector, now)?;
@@ -50,7 +55,7 @@ pub(super) fn infos(rows: &[SliverRow]) -> Vec<SliverInfo> {
 /// `geni_error` of the slivers whose work it holds up: a job queued or
 /// running, or a state the backend has to finish. A sliver with an error
 /// of its own keeps it.
-fn held_up(conn: &mut Conn, mut infos: Vec<SliverInfo>) -> Result<Vec<SliverInfo>, AmError> {
+fn held_up(conn: &mut Conn, mut infos: Vec<SliverInfo>) -> Result<Vec<SliverInfo>, CoreError> {
     let Some(outage) = outage::current(conn)? else {
         return Ok(infos);
     };

@@ -1,9 +1,9 @@
-//! Which slivers a call's `urns` mean (AMAPI.md §2.1, §2.18): a slice URN
-//! is every live sliver of the slice; sliver URNs must each name a live,
-//! unexpired sliver of that slice (else SEARCHFAILED); a URN of another
-//! type (e.g. `+node+`) is BADARGS.
+//! Which slivers a call's `urns` mean (GENI AM API v3, "urns"): a slice
+//! URN is every live sliver of the slice; sliver URNs must each name a
+//! live, unexpired sliver of that slice (else an unknown sliver); a URN of
+//! another type (e.g. `+node+`) is a bad URN.
 
-use crate::geni::AmError;
+use super::CoreError;
 use crate::model::{AllocationState, Selector, SliverUrn, UrnRefusal};
 use crate::store::Conn;
 use crate::store::slices::{self, SliceRow};
@@ -21,18 +21,18 @@ pub(super) struct Selection {
 }
 
 impl Selection {
-    /// Fails with SEARCHFAILED when nothing is selected.
-    pub fn require_slivers(&self, slice_urn: &str) -> Result<(), AmError> {
+    /// Fails with an unknown slice when nothing is selected.
+    pub fn require_slivers(&self, slice_urn: &str) -> Result<(), CoreError> {
         if self.slivers.is_empty() {
-            return Err(AmError::search_failed(format!(
-                "slice {slice_urn} has no slivers at this aggregate"
-            )));
+            return Err(CoreError::UnknownSlice {
+                slice: slice_urn.to_owned(),
+            });
         }
         Ok(())
     }
 
-    /// Fails with FORBIDDEN when the slice was shut down.
-    pub fn require_not_shut_down(&self) -> Result<(), AmError> {
+    /// Fails when the slice was shut down.
+    pub fn require_not_shut_down(&self) -> Result<(), CoreError> {
         match &self.slice {
             Some(slice) => require_not_shut_down(slice, "it can no longer be changed"),
             None => Ok(()),
@@ -40,21 +40,20 @@ impl Selection {
     }
 }
 
-/// Fails with FORBIDDEN, naming who shut the slice down and `consequence`,
-/// when `slice` was shut down.
-pub(super) fn require_not_shut_down(slice: &SliceRow, consequence: &str) -> Result<(), AmError> {
+/// Fails, naming who shut the slice down and `consequence`, when `slice`
+/// was shut down.
+pub(super) fn require_not_shut_down(
+    slice: &SliceRow,
+    consequence: &'static str,
+) -> Result<(), CoreError> {
     if !slice.shut_down {
         return Ok(());
     }
-    let by = slice
-        .shut_down_by
-        .as_deref()
-        .map(|urn| format!(" by {urn}"))
-        .unwrap_or_default();
-    Err(AmError::forbidden(format!(
-        "slice {} was shut down{by} (Shutdown); {consequence}",
-        slice.urn
-    )))
+    Err(CoreError::ShutDown {
+        slice: slice.urn.clone(),
+        by: slice.shut_down_by.clone(),
+        consequence,
+    })
 }
 
 /// Resolves `selector` at `now` (expired slivers count as gone).
@@ -62,7 +61,7 @@ pub(super) fn resolve(
     conn: &mut Conn,
     selector: &Selector,
     now: DateTime<Utc>,
-) -> Result<Selection, AmError> {
+) -> Result<Selection, CoreError> {
     let slice_urn = selector.slice_urn();
     let slice = slices::find(conn, slice_urn)?;
     let unexpired = |s: &SliverRow| s.expires_at.get() > now;
@@ -89,10 +88,9 @@ pub(super) fn resolve(
                     .filter(|s| s.slice_urn == slice_urn)
                     .filter(|s| s.allocation_state != AllocationState::Unallocated)
                     .filter(unexpired)
-                    .ok_or_else(|| {
-                        AmError::search_failed(format!(
-                            "no sliver {urn} in slice {slice_urn} (unknown, deleted or expired)"
-                        ))
+                    .ok_or_else(|| CoreError::UnknownSliver {
+                        urn: urn.clone(),
+                        slice: slice_urn.to_owned(),
                     })?;
                 found.push(row);
             }
@@ -105,13 +103,13 @@ pub(super) fn resolve(
     }
 }
 
-/// Fails with BADARGS unless `urn` is a sliver URN.
-fn check_sliver_urn(urn: &str) -> Result<(), AmError> {
+/// Fails with a bad URN unless `urn` is a sliver URN.
+fn check_sliver_urn(urn: &str) -> Result<(), CoreError> {
     match SliverUrn::parse(urn) {
         Ok(_) => Ok(()),
-        Err(UrnRefusal::WrongType { found, .. }) => Err(AmError::bad_args(format!(
+        Err(UrnRefusal::WrongType { found, .. }) => Err(CoreError::BadUrn(format!(
             "`{urn}` is a {found} URN; name the slice or its slivers (…+sliver+…)"
         ))),
-        Err(refusal) => Err(AmError::bad_args(refusal.to_string())),
+        Err(refusal) => Err(CoreError::BadUrn(refusal.to_string())),
     }
 }

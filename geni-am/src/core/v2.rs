@@ -1,9 +1,8 @@
-//! AM API v2 (AMAPI.md §3) as compositions of the v3 operations: one
+//! GENI AM API v2 as compositions of the v3 operations: one
 //! sliver set per slice, named by the slice URN.
 
 use super::lifecycle::{ProvisionOptions, RenewOptions};
-use super::{Aggregate, actions::Action};
-use crate::geni::AmError;
+use super::{Aggregate, CoreError, actions::Action};
 use crate::model::{OperationalState, Principal, Selector, UserKeys};
 use crate::store::slivers;
 use chrono::{DateTime, Utc};
@@ -73,29 +72,30 @@ impl Aggregate {
         slice_urn: &str,
         rspec: &str,
         users: &[UserKeys],
-    ) -> Result<String, AmError> {
+    ) -> Result<String, CoreError> {
         let request = self.parse_request(rspec)?;
         let now = self.now();
         let slice = Selector::Slice(slice_urn.to_owned());
         self.store.write(|conn| {
             if !slivers::live_in_slice(conn, slice_urn)?.is_empty() {
-                return Err(AmError::already_exists(format!(
-                    "slice {slice_urn} already has a sliver here; DeleteSliver it first"
-                )));
+                return Err(CoreError::SliceExists {
+                    slice: slice_urn.to_owned(),
+                });
             }
-            self.allocate_in(conn, principal, slice_urn, &request, now)?;
+            let allocated = self.allocate_in(conn, principal, slice_urn, &request, now)?;
             let options = ProvisionOptions {
                 users: users.to_vec(),
                 ..ProvisionOptions::default()
             };
-            let report = self.provision_in(conn, principal, &slice, &options, now)?;
+            let known = Some((allocated.request_id.as_str(), request.document()));
+            let report = self.provision_in(conn, principal, &slice, &options, now, known)?;
             self.action_in(conn, principal, &slice, Action::Start, false, now)?;
             Ok(report.manifest)
         })
     }
 
     /// SliverStatus: the slice's slivers in v2 words.
-    pub fn sliver_status(&self, slice_urn: &str) -> Result<V2Status, AmError> {
+    pub fn sliver_status(&self, slice_urn: &str) -> Result<V2Status, CoreError> {
         let report = self.status(&Selector::Slice(slice_urn.to_owned()))?;
         let resources: Vec<V2Resource> = report
             .slivers
@@ -129,7 +129,7 @@ impl Aggregate {
         slice_urn: &str,
         requested: DateTime<Utc>,
         extend_alap: bool,
-    ) -> Result<DateTime<Utc>, AmError> {
+    ) -> Result<DateTime<Utc>, CoreError> {
         let options = RenewOptions {
             best_effort: false,
             extend_alap,
@@ -144,11 +144,13 @@ impl Aggregate {
             .iter()
             .map(|s| s.expires)
             .min()
-            .ok_or_else(|| AmError::search_failed(format!("slice {slice_urn} has no slivers here")))
+            .ok_or_else(|| CoreError::UnknownSlice {
+                slice: slice_urn.to_owned(),
+            })
     }
 
     /// DeleteSliver: deletes every sliver of the slice.
-    pub fn delete_sliver(&self, principal: &Principal, slice_urn: &str) -> Result<(), AmError> {
+    pub fn delete_sliver(&self, principal: &Principal, slice_urn: &str) -> Result<(), CoreError> {
         self.delete(principal, &Selector::Slice(slice_urn.to_owned()))
             .map(|_| ())
     }

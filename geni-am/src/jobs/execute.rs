@@ -6,7 +6,7 @@
 use super::networks::{self, Attachment};
 use super::{Context, observe};
 use crate::backend::Compute as _;
-use crate::backend::{BackendError, VmHandle, VmSpec, VmState};
+use crate::backend::{BackendError, ExecuteSpec, InstallSpec, VmHandle, VmSpec, VmState};
 use crate::model::{AllocationState, JobKind, OperationalState, UserKeys};
 use crate::store::jobs::JobRow;
 use crate::store::slivers::SliverRow;
@@ -23,7 +23,8 @@ pub enum JobError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The stored request of the sliver cannot be used.
+    /// The sliver's node plan, or the stored request it is derived from,
+    /// cannot be used.
     #[error("{0}")]
     Request(String),
     /// The job cannot run yet (its VM is still being defined, a VM on its
@@ -104,8 +105,24 @@ fn vm_spec(sliver: &SliverRow, users: Vec<UserKeys>, attachment: Attachment) -> 
         users,
         networks: attachment.nics,
         exclusive: sliver.exclusive,
-        install: attachment.plan.install,
-        execute: attachment.plan.execute,
+        install: attachment
+            .plan
+            .install
+            .into_iter()
+            .map(|i| InstallSpec {
+                url: i.url,
+                install_path: i.install_path,
+            })
+            .collect(),
+        execute: attachment
+            .plan
+            .execute
+            .into_iter()
+            .map(|e| ExecuteSpec {
+                shell: e.shell,
+                command: e.command,
+            })
+            .collect(),
     }
 }
 

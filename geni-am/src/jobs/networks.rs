@@ -9,7 +9,8 @@ use super::Context;
 use super::execute::JobError;
 use crate::backend::Compute as _;
 use crate::backend::{NetHandle, NetSpec, NicSpec};
-use crate::core::links::{LinkSliver, NodePlan, plan_node};
+use crate::core::links::plan_from_stored;
+use crate::model::plan::{LinkSliver, NodePlan};
 use crate::model::{AllocationState, InterfaceAddresses, JobKind};
 use crate::store::jobs::{self, JobRow};
 use crate::store::networks::LinkNetworkRow;
@@ -29,23 +30,10 @@ pub struct Attachment {
     pub interfaces: Vec<InterfaceAddresses>,
 }
 
-/// Reads the sliver's node from its stored request and makes sure every
-/// link network it needs exists.
+/// Reads the sliver's node plan and makes sure every link network it
+/// needs exists.
 pub fn attach(cx: &Context, sliver: &SliverRow) -> Result<Attachment, JobError> {
-    let request = cx
-        .store
-        .read(|conn| slices::requests_by_id(conn, std::slice::from_ref(&sliver.request_id)))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| JobError::Request(format!("request {} is missing", sliver.request_id)))?;
-    let authority = urn_authority(&sliver.urn).unwrap_or_default();
-    let plan = plan_node(
-        &request.document,
-        authority,
-        &sliver.request_id,
-        &sliver.client_id,
-    )
-    .map_err(JobError::Request)?;
+    let plan = node_plan(cx, sliver)?;
     let mut nics = Vec::with_capacity(plan.nics.len());
     let mut interfaces = Vec::with_capacity(plan.nics.len());
     for nic in &plan.nics {
@@ -67,6 +55,29 @@ pub fn attach(cx: &Context, sliver: &SliverRow) -> Result<Attachment, JobError> 
         nics,
         interfaces,
     })
+}
+
+/// The plan stored with the sliver at Allocate; for a sliver of an
+/// earlier release, which has none, the plan derived from its stored
+/// request.
+pub fn node_plan(cx: &Context, sliver: &SliverRow) -> Result<NodePlan, JobError> {
+    if let Some(plan) = &sliver.plan {
+        return Ok(plan.value().clone());
+    }
+    let request = cx
+        .store
+        .read(|conn| slices::requests_by_id(conn, std::slice::from_ref(&sliver.request_id)))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| JobError::Request(format!("request {} is missing", sliver.request_id)))?;
+    let authority = urn_authority(&sliver.urn).unwrap_or_default();
+    plan_from_stored(
+        &request.document,
+        authority,
+        &sliver.request_id,
+        &sliver.client_id,
+    )
+    .map_err(JobError::Request)
 }
 
 /// The network of link `tag`: the stored one, else the backend's (created

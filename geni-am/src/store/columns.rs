@@ -240,6 +240,10 @@ impl JsonColumn for SliverAnnotations {
     const COLUMN: &'static str = "slivers.annotations";
 }
 
+impl JsonColumn for crate::model::plan::NodePlan {
+    const COLUMN: &'static str = "slivers.plan";
+}
+
 impl JsonColumn for serde_json::Value {
     const COLUMN: &'static str = "jobs.payload";
 }
@@ -323,6 +327,31 @@ impl<T: JsonColumn> AsExpression<Text> for &Json<T> {
 
     fn as_expression(self) -> Self::Expression {
         Bound::new(self)
+    }
+}
+
+impl<T: JsonColumn> AsExpression<Nullable<Text>> for Json<T> {
+    type Expression = Bound<Nullable<Text>, Self>;
+
+    fn as_expression(self) -> Self::Expression {
+        Bound::new(self)
+    }
+}
+
+impl<T: JsonColumn> AsExpression<Nullable<Text>> for &Json<T> {
+    type Expression = Bound<Nullable<Text>, Self>;
+
+    fn as_expression(self) -> Self::Expression {
+        Bound::new(self)
+    }
+}
+
+impl<T: JsonColumn, DB: Backend> ToSql<Nullable<Text>, DB> for Json<T>
+where
+    Json<T>: ToSql<Text, DB>,
+{
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, DB>) -> serialize::Result {
+        ToSql::<Text, DB>::to_sql(self, out)
     }
 }
 

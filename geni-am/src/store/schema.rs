@@ -56,6 +56,7 @@ diesel::table! {
         disk_gb -> Nullable<BigInt>,
         cores -> Nullable<BigInt>,
         ram_mb -> Nullable<BigInt>,
+        plan -> Nullable<Text>,
     }
 }
 

@@ -11,6 +11,7 @@
 
 use super::schema::slivers;
 use super::{Conn, Json, Store, StoreResult, UnixTime, events, jobs};
+use crate::model::plan::NodePlan;
 use crate::model::{
     AllocationState, EventKind, JobKind, OperationalState, SliverAnnotations, SliverInfo,
 };
@@ -67,6 +68,9 @@ pub struct SliverRow {
     /// Memory granted (MiB); `None` on rows of earlier releases, whose
     /// `memory_mb` held it.
     pub ram_mb: Option<i64>,
+    /// The node plan (`model::plan::NodePlan`) as JSON, written at
+    /// Allocate; `None` on rows of earlier releases.
+    pub plan: Option<Json<NodePlan>>,
 }
 
 impl SliverRow {

@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use geni_am::core::{Aggregate, AggregateConfig, Policy};
+use geni_am::core::{Aggregate, AggregateConfig, CoreError, Policy};
+use geni_am::geni::AmError;
 use geni_am::model::{Principal, Selector, UserKeys};
 use geni_am::store::Store;
 use geni_am::store::components::{ComponentDetails, ComponentRow, DiskImageSpec, SliverTypeSpec};
@@ -17,6 +18,19 @@ pub const CM: &str = "urn:publicid:IDN+am.test.example+authority+cm";
 pub const SLICE: &str = "urn:publicid:IDN+ch.test.example:proj+slice+exp1";
 pub const USER: &str = "urn:publicid:IDN+ch.test.example+user+alice";
 pub const IMAGE: &str = "urn:publicid:IDN+am.test.example+image+ubuntu22";
+
+/// A core failure as the API answers it: its GENI code and message, by
+/// the API's one mapping.
+pub trait Answered {
+    /// The code and message sent for this failure.
+    fn answered(self) -> AmError;
+}
+
+impl Answered for CoreError {
+    fn answered(self) -> AmError {
+        AmError::from(self)
+    }
+}
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {

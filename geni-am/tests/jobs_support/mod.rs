@@ -276,8 +276,9 @@ impl Harness {
         users: Option<&[UserKeys]>,
     ) -> Result<Vec<geni_am::model::SliverInfo>, AmError> {
         let selector = slivers(SLICE, &[urn.to_owned()]);
-        self.aggregate
-            .perform_action(&principal(SLICE), &selector, action, false, users)
+        Ok(self
+            .aggregate
+            .perform_action(&principal(SLICE), &selector, action, false, users)?)
     }
 
     /// Deletes every sliver of `slice` through the core.

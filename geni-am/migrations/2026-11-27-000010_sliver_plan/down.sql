@@ -1,0 +1,1 @@
+ALTER TABLE slivers DROP COLUMN plan;
