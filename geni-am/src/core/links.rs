@@ -6,9 +6,9 @@
 //! check at Allocate that a link's requested addresses can be had.
 
 use super::manifest::urn_name;
-use crate::backend::{ExecuteSpec, InstallSpec};
 use crate::core::types::AddressRange;
 use crate::geni::AmError;
+use geni_am_backend::{ExecuteSpec, InstallSpec};
 use geni_rspec::manifest::ownership::same_urn;
 use geni_rspec::manifest::urn_authority;
 use geni_rspec::tree::Document;

@@ -12,6 +12,7 @@ use crate::core::types::{AllocationState, SliverAnnotations, UserKeys};
 use crate::geni::AmError;
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
+pub use geni_am_backend::naming::{login_name, urn_name};
 use geni_rspec::manifest::{
     self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
     NodeAnnotation, Ownership, Proxy, SshUser,
@@ -257,19 +258,6 @@ fn access(
     }
 }
 
-/// The account name of a user: the name part of the user URN, lowercased,
-/// other characters than `[a-z0-9_-]` replaced by `_` (the same rule the
-/// backend uses to create accounts).
-pub fn login_name(user_urn: &str) -> String {
-    let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
-    let login = sanitize(&name.to_ascii_lowercase(), |c| matches!(c, '_' | '-'), '_');
-    if login.is_empty() {
-        "geni".to_owned()
-    } else {
-        login
-    }
-}
-
 /// The distinct logins of `users` in order of first appearance: users
 /// whose URNs map to the same login name share that account.
 pub fn login_names(users: &[UserKeys]) -> Vec<String> {
@@ -283,26 +271,6 @@ pub fn login_names(users: &[UserKeys]) -> Vec<String> {
     logins
 }
 
-/// `text` with every character other than ASCII letters, digits and those
-/// `extra` accepts replaced by `with`.
-pub(super) fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || extra(c) {
-                c
-            } else {
-                with
-            }
-        })
-        .collect()
-}
-
-/// `text` as the name part of a URN: ASCII letters, digits, `.`, `-` and
-/// `_` kept, anything else becomes `-`.
-pub fn urn_name(text: &str) -> String {
-    sanitize(text, |c| matches!(c, '.' | '-' | '_'), '-')
-}
-
 /// A manifest builder failure on stored data: an internal error.
 fn manifest_error(e: builder::ManifestError) -> AmError {
     AmError::error(format!("cannot build the manifest: {e}"))
@@ -311,16 +279,6 @@ fn manifest_error(e: builder::ManifestError) -> AmError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn login_names_come_from_the_user_urn() {
-        assert_eq!(
-            login_name("urn:publicid:IDN+ch.geni.net+user+Alice"),
-            "alice"
-        );
-        assert_eq!(login_name("urn:publicid:IDN+x+user+j.doe"), "j_doe");
-        assert_eq!(login_name(""), "geni");
-    }
 
     #[test]
     fn users_with_the_same_login_name_share_one_login() {

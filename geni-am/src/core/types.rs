@@ -118,52 +118,8 @@ pub struct Principal {
     pub credential_expires: DateTime<Utc>,
 }
 
-/// One user's SSH keys (`geni_users` entries).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UserKeys {
-    /// The user's URN.
-    pub urn: String,
-    /// OpenSSH public keys; may be empty (locks the user out).
-    pub keys: Vec<String>,
-}
-
-/// A range of IPv4 addresses, first to last inclusive: one address range
-/// of the network links are reserved from, so a link's requested
-/// addresses can be checked at Allocate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AddressRange {
-    /// The first address of the range.
-    pub first: std::net::Ipv4Addr,
-    /// The last address of the range.
-    pub last: std::net::Ipv4Addr,
-}
-
-impl AddressRange {
-    /// The `size` addresses from `first` (`None` when `size` is 0 or the
-    /// range would run past 255.255.255.255).
-    pub fn starting_at(first: std::net::Ipv4Addr, size: u32) -> Option<AddressRange> {
-        let last = u32::from(first).checked_add(size.checked_sub(1)?)?;
-        Some(AddressRange {
-            first,
-            last: last.into(),
-        })
-    }
-
-    /// Whether `ip` lies in the range.
-    pub fn contains(&self, ip: std::net::Ipv4Addr) -> bool {
-        (self.first..=self.last).contains(&ip)
-    }
-}
-
-impl std::fmt::Display for AddressRange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.first == self.last {
-            write!(f, "{}", self.first)
-        } else {
-            write!(f, "{}–{}", self.first, self.last)
-        }
-    }
-}
+/// Users' keys and link address ranges are what the backend speaks too.
+pub use geni_am_backend::{AddressRange, UserKeys};
 
 /// What a call's `urns` argument selects: a whole slice, or some slivers
 /// of one slice (the API checks they are all of one slice).
@@ -261,18 +217,6 @@ mod tests {
         assert_eq!(AllocationState::Allocated.as_str(), "geni_allocated");
         assert_eq!(OperationalState::Ready.to_string(), "geni_ready");
         assert_eq!(OperationalState::parse("ready"), None);
-    }
-
-    #[test]
-    fn a_range_holds_its_first_and_last_address_only() {
-        let ip = |text: &str| text.parse::<std::net::Ipv4Addr>().unwrap();
-        let range = AddressRange::starting_at(ip("10.1.1.1"), 100).unwrap();
-        assert_eq!(range.last, ip("10.1.1.100"));
-        assert!(range.contains(ip("10.1.1.1")) && range.contains(ip("10.1.1.100")));
-        assert!(!range.contains(ip("10.1.1.101")) && !range.contains(ip("10.1.1.0")));
-        assert_eq!(range.to_string(), "10.1.1.1–10.1.1.100");
-        assert_eq!(AddressRange::starting_at(ip("10.1.1.1"), 0), None);
-        assert_eq!(AddressRange::starting_at(ip("255.255.255.255"), 2), None);
     }
 
     #[test]

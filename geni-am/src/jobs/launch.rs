@@ -5,10 +5,11 @@
 //! store's retention — what `serve` does once the store is open.
 
 use super::JobsHandle;
-use crate::backend::{self, BackendConfigError, BackendError, Compute};
 use crate::config::Config;
+use crate::service::backend::from_config;
 use crate::store::{Store, StoreError};
 use chrono::Utc;
+use geni_am_backend::{BackendConfigError, BackendError, Compute};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
@@ -43,7 +44,7 @@ pub enum LaunchError {
 /// the same database (one connection per thread), so that API calls
 /// holding every connection of the shared pool never stall them.
 pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
-    let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
+    let backend = from_config(&config.backend, &config.aggregate.authority)?;
     super::inventory::store(&store, &backend.inventory()?, Utc::now())?;
     let adopted = store.adopt_earlier_sizes()?;
     if adopted > 0 {

@@ -3,6 +3,10 @@
 //! both through [`Store::sync_components`]) and what live slivers use of
 //! them.
 
+mod from_backend;
+
+pub use from_backend::component_rows;
+
 use super::jobs::{JobKind, JobState};
 use super::schema::{components, jobs, slivers};
 use super::{Conn, Store, StoreError, StoreResult, to_unix};
