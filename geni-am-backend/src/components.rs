@@ -6,10 +6,6 @@
 
 use super::{Host, Inventory, SliverType};
 
-/// The hardware type of a host of VMs whose hypervisor is not known
-/// otherwise (every host of the simulated cloud).
-pub const HARDWARE_TYPE: &str = "kvm-host";
-
 /// One host of the inventory as an allocatable component: shared (not
 /// exclusive), available when the cloud says the host can take a VM.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -124,6 +124,10 @@ pub struct Inventory {
     pub link_ranges: Option<Vec<AddressRange>>,
 }
 
+/// The hardware type of a host of VMs whose hypervisor is not known
+/// otherwise (every host of the simulated cloud).
+pub const HARDWARE_TYPE: &str = "kvm-host";
+
 /// One physical host of the cloud.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {

@@ -15,10 +15,10 @@ mod network;
 mod persist;
 mod vm;
 
-use crate::components::HARDWARE_TYPE;
 use crate::{
-    BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle, NetSpec, NicAddress,
-    SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec, VmState,
+    BackendError, Compute, DiskImage, HARDWARE_TYPE, Host, Inventory, LinkNetwork, NetHandle,
+    NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
+    VmState,
 };
 use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};

@@ -1,4 +1,4 @@
-//! The CONTEXT a VM boots with (OPENNEBULA.md §2.2, §5.3, §5.4): the
+//! The CONTEXT a VM boots with (the OpenNebula Virtual Machine Template reference, "Context Section"): the
 //! template's own CONTEXT, resent whole and in order (the extra template
 //! replaces top-level attributes, so a partial CONTEXT would drop the
 //! site's `NETWORK = "YES"` and the like), with the aggregate's keys set in

@@ -1,7 +1,7 @@
 //! The read side of the OpenNebula backend: the XML documents `oned` returns
 //! as element `[1]` of a successful reply (a string) turned into typed values,
-//! and the classification of a VM's (STATE, LCM_STATE) pair (OPENNEBULA.md
-//! §3, §4).
+//! and the classification of a VM's (STATE, LCM_STATE) pair (the
+//! OpenNebula XML-RPC API reference and its Virtual Machine States reference).
 //!
 //! Every document comes from the network and is parsed with the hardened
 //! [`geni_rspec::tree`] parser under [`LIMITS`]: no DOCTYPE, no entities, bounded

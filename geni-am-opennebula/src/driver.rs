@@ -1,7 +1,7 @@
 //! [`OpenNebulaCloud`]: the [`Compute`] trait on a real oned.
 //!
 //! * Inventory: usable hosts of `one.hostpool.info` (capacity in CPU
-//!   share and memory as the scheduler allocates it, §4.1, advertised as
+//!   share and memory as the scheduler allocates it, advertised as
 //!   the hypervisor oned reports), sliver types from the configuration, disk images
 //!   from the configuration or the READY/USED OS images of the image pool,
 //!   and the address ranges of the links' parent network (`one.vn.info`),
@@ -30,11 +30,10 @@ use super::names;
 use super::rpc::{Answer, ErrorCode, OneRpc, Param, RpcError};
 use super::template::{ExtraTemplate, TemplateError};
 use failures::{gone, not_found, unexpected, unreadable, vm_error, vm_id};
-use geni_am_backend::components::HARDWARE_TYPE;
 use geni_am_backend::{
-    AddressRange, BackendError, Compute, DiskImage, Host, Inventory, LinkNetwork, NetHandle,
-    NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
-    VmState,
+    AddressRange, BackendError, Compute, DiskImage, HARDWARE_TYPE, Host, Inventory, LinkNetwork,
+    NetHandle, NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation,
+    VmSize, VmSpec, VmState,
 };
 use reservation::{AddressBlock, reservation};
 use std::collections::HashMap;
@@ -447,8 +446,8 @@ impl Compute for OpenNebulaCloud {
         "OpenNebula cloud"
     }
 
-    /// Hosts with the capacity the scheduler allocates (OPENNEBULA.md
-    /// §4.1): CPU share (× 100) and memory, MAX_CPU/MAX_MEM minus what
+    /// Hosts with the capacity the scheduler allocates (the OpenNebula
+    /// XML-RPC API reference, `one.hostpool.info`): CPU share (× 100) and memory, MAX_CPU/MAX_MEM minus what
     /// VMs not of this aggregate hold there (the core subtracts its own
     /// slivers), so a type of CPU 0.5 fits twice per core, as oned places
     /// it. A host is available while that capacity fits the smallest

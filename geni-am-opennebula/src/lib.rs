@@ -1,5 +1,6 @@
 //! The OpenNebula backend: a [`geni_am_backend::Compute`] implementation that
-//! drives a real `oned` over its XML-RPC API (OPENNEBULA.md).
+//! drives a real `oned` over its XML-RPC API (the OpenNebula XML-RPC API
+//! reference).
 //!
 //! [`rpc`] is the protocol layer: calls, the reply shapes of every server
 //! version, error codes and their classification, the session, timeouts and
@@ -9,6 +10,9 @@
 //! [`context`] the CONTEXT a VM boots with and [`names`] the names of VMs
 //! and networks; [`driver`] turns slivers into VMs and link networks on top
 //! of them.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod check;
 pub mod config;

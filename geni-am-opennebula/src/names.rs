@@ -1,9 +1,9 @@
 //! Names the driver gives OpenNebula objects and reads back: VM names from
-//! `client_id`s (no URNs: oned refuses `:` and friends, §2.2), link
+//! `client_id`s (no URNs: oned refuses `:` and friends), link
 //! network names that carry their tag, the label that marks this
 //! aggregate's VMs, and URN-safe component names from host names.
 
-/// Characters oned refuses in object names (OPENNEBULA.md §2.2).
+/// Characters oned refuses in object names (the OpenNebula XML-RPC API reference, `one.template.instantiate`).
 const FORBIDDEN_IN_NAMES: &[char] = &[
     '&', '|', ':', '\\', '"', ';', '/', '\'', '#', '{', '}', '$', '<', '>',
 ];

@@ -2,8 +2,8 @@
 //! name and its parameters after the session; the answer is element `[1]` of
 //! a successful reply array, or an [`RpcError`] that says which of the two
 //! error channels (a `[false, …]` reply or an XML-RPC fault) or the
-//! transport failed, classified for retry decisions (OPENNEBULA.md §1.3,
-//! §1.4, §6.3).
+//! transport failed, classified for retry decisions (the
+//! OpenNebula XML-RPC API reference: return values and error codes).
 //!
 //! [`wire`] encodes calls and reads replies, [`session`] holds the
 //! validated `user:secret`, [`client`] is the [`OneRpc`] of a real oned.
@@ -40,7 +40,8 @@ pub enum Answer {
     Bool(bool),
 }
 
-/// The error code of a `[false, message, code, …]` reply (OPENNEBULA.md §1.4).
+/// The error code of a `[false, message, code, …]` reply (the OpenNebula XML-RPC
+/// API reference, error codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
     /// 0x100: the session was refused.
@@ -130,7 +131,7 @@ impl ErrorCode {
 }
 
 /// Texts of INTERNAL errors a highly available zone gives while it has no
-/// leader or cannot replicate; the call can be tried again (§1.1).
+/// leader or cannot replicate; the call can be tried again (OpenNebula's high-availability guide).
 const HA_TEXTS: [&str; 5] = [
     "election mode",
     "no leader found",
@@ -141,7 +142,7 @@ const HA_TEXTS: [&str; 5] = [
 
 impl RpcError {
     /// Whether the same call may succeed if tried again later: transport
-    /// trouble, a locked object, HA elections and replication (§6.3).
+    /// trouble, a locked object, HA elections and replication.
     /// Faults, bad arguments, parse errors and refusals are not retried.
     pub fn is_retryable(&self) -> bool {
         match self {
@@ -156,7 +157,7 @@ impl RpcError {
     }
 
     /// Whether oned refused for lack of quota or capacity: an AUTHORIZATION
-    /// error whose text names a quota (§1.4), or an ALLOCATE error that ran
+    /// error whose text names a quota, or an ALLOCATE error that ran
     /// out of leases or memory.
     pub fn is_capacity(&self) -> bool {
         match self {

@@ -1,5 +1,5 @@
 //! The extra templates the driver sends (instantiate, updateconf), written
-//! in OpenNebula's XML template syntax (OPENNEBULA.md §5.2): the root is
+//! in OpenNebula's XML template syntax (the OpenNebula Virtual Machine Template reference): the root is
 //! `<TEMPLATE>`, each attribute one element holding a single XML-escaped
 //! text node, each vector an element of such children. Attribute names are
 //! checked against `[A-Z0-9_]+`; values holding `]]>` (which oned would

@@ -1,6 +1,6 @@
 //! Test support for the OpenNebula driver: a replaying [`OneRpc`] that
 //! answers each call with the next scripted reply — the recorded replies
-//! of a real oned 7.4.0 (`../shared/opennebula/recorded/oned-7.4.0/`) or
+//! of a real oned 7.4.0 (the recorded test data, [`recorded_dir`]) or
 //! a given value — and records every call, and a reader that parses an
 //! extra template back into `(PATH, value)` pairs, as oned would see it.
 

@@ -1,5 +1,5 @@
-//! Lenient accessors for the loosely typed values clients send (AMAPI.md
-//! §1.3): booleans arrive as `boolean`, `int` 0/1 or the strings
+//! Lenient accessors for the loosely typed values clients send (the GENI
+//! AM API, "Data types"): booleans arrive as `boolean`, `int` 0/1 or the strings
 //! `"true"`/`"false"`/`"1"`/`"0"`; numbers as `int`, `i8` or digit strings;
 //! times as strings (read with the service's time parser) or, from Python
 //! clients passing datetime objects, as `dateTime.iso8601` without a zone,
@@ -42,8 +42,8 @@ pub fn as_int(value: &Value) -> Option<i64> {
 ///
 /// A `<base64>` value whose bytes are UTF-8 text is read as that text:
 /// Python 3 clients marshal `bytes` that way, and geni-lib reads credential
-/// files as bytes, so its credentials arrive as base64 (AMAPI.md §1.3: be
-/// lenient on input).
+/// files as bytes, so its credentials arrive as base64 (the GENI AM API,
+/// "Data types": be lenient on input).
 pub fn as_str(value: &Value) -> Option<&str> {
     match value {
         Value::String(s) => Some(s),

@@ -1,9 +1,14 @@
-//! The XML-RPC codec of the aggregate, on `dxr`: decoding a request body
-//! into a [`Call`] (hostile input: size and depth limits, no DTDs or
-//! entities, a precise message for every malformed envelope), lenient
-//! accessors for the loosely typed values real clients send (AMAPI.md
-//! §1.3), and encoding of responses and faults that never emits the types
-//! clients choke on (`nil`, `i8`, `dateTime.iso8601`, `base64`).
+//! The one XML-RPC codec of geni-am, on `dxr`: decoding a request or
+//! reply body (hostile input: size and depth limits, no DTDs or entities,
+//! a precise message for every malformed envelope), lenient accessors for
+//! the loosely typed values real clients send (the GENI AM API, "Data
+//! types": be lenient on input), and encoding of calls, responses and
+//! faults; responses never carry the types clients choke on (`nil`, `i8`,
+//! `dateTime.iso8601`, `base64`). The AM API server and the OpenNebula
+//! client both speak through it.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod access;
 mod decode;

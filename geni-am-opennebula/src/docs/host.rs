@@ -1,5 +1,6 @@
 //! The HOST document (`one.host.info`) and host pools (`one.hostpool.info`)
-//! with the capacity the scheduler allocates against (OPENNEBULA.md §4.1).
+//! with the capacity the scheduler allocates against (the OpenNebula XML-RPC API
+//! reference).
 //! Capacity comes from `HOST_SHARE` MAX_* and *_USAGE, which every version
 //! carries; the measured FREE_*/USED_* (5.x `HOST_SHARE`, 5.12+
 //! `MONITORING`) are not what the scheduler counts and are not read.

@@ -1,5 +1,6 @@
 //! The IMAGE document (`one.image.info`) and image pools
-//! (`one.imagepool.info`), OPENNEBULA.md §2.5.
+//! (`one.imagepool.info`), as the OpenNebula XML-RPC
+//! API reference describes them.
 
 use super::DocError;
 use super::element::{Element, parse_object, parse_pool};

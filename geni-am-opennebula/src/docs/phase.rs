@@ -1,5 +1,5 @@
 //! The classification of a VM's (STATE, LCM_STATE) pair into the phases a
-//! GENI driver acts on (OPENNEBULA.md §3.4 "Classification"). Every STATE
+//! GENI driver acts on (the OpenNebula Virtual Machine States reference). Every STATE
 //! and every LCM_STATE of 2.x–7.4 has a phase; numbers this table does not
 //! know are [`VmPhase::Unknown`].
 

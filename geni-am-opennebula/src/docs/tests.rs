@@ -1,6 +1,6 @@
 //! Tests of the document parsers against the recorded `oned` documents of
-//! every version (`../shared/opennebula/recorded/`), hostile input, and the
-//! state classification against OPENNEBULA.md §3.4 and the recorded
+//! every version (the recorded test data), hostile input, and the state
+//! classification against the Virtual Machine States tables and the recorded
 //! transitions.
 
 mod malformed;

@@ -1,6 +1,7 @@
 //! The VM document (`one.vm.info`, `<VM>`) and VM pools
 //! (`one.vmpool.info` reduced bodies, `one.vmpool.infoextended` and
-//! `one.vmpool.infoset` full ones), OPENNEBULA.md §3.1–§3.3.
+//! `one.vmpool.infoset` full ones), as the OpenNebula
+//! XML-RPC API reference describes them.
 
 use super::DocError;
 use super::element::{Element, parse_object, parse_pool};
@@ -15,7 +16,7 @@ pub struct VmDoc {
     pub name: String,
     /// `UID`, the owner (-1 when absent).
     pub uid: i64,
-    /// `STATE` (OPENNEBULA.md §3.4).
+    /// `STATE` (the OpenNebula Virtual Machine States reference).
     pub state: i64,
     /// `LCM_STATE`, meaningful when `STATE` is 3 ACTIVE.
     pub lcm_state: i64,
@@ -26,7 +27,7 @@ pub struct VmDoc {
     /// `USER_TEMPLATE/LABELS`, which reduced pool bodies keep.
     pub labels: Option<String>,
     /// The single-valued `USER_TEMPLATE` attributes, in document order.
-    /// Reduced pool bodies only carry a fixed subset (§3.3).
+    /// Reduced pool bodies only carry a fixed subset (`one.vmpool.info`).
     pub user_template: Vec<(String, String)>,
     /// `USER_TEMPLATE/ERROR`: `<date>: <driver message>`.
     pub error: Option<String>,

@@ -1,5 +1,6 @@
 //! The VNET document (`one.vn.info`, with AR leases) and network pools
-//! (`one.vnpool.info`, ARs without leases), OPENNEBULA.md §4.2.
+//! (`one.vnpool.info`, ARs without leases), as the OpenNebula XML-RPC
+//! API reference describes them.
 
 use super::DocError;
 use super::element::{Element, parse_object, parse_pool};

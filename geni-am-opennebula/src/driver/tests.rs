@@ -1,5 +1,5 @@
 //! Tests of [`OpenNebulaCloud`] through the [`Compute`] trait, against the
-//! replies a real oned 7.4.0 gave (`../shared/opennebula/recorded/`),
+//! replies a real oned 7.4.0 gave (the recorded test data),
 //! replayed by [`Replay`], which also records what the driver sent.
 
 use super::*;

@@ -1,5 +1,5 @@
 //! The OpenNebula session string `user:secret`, parameter #0 of every call
-//! (OPENNEBULA.md §1.2). oned splits it at the first colon, so the secret
+//! (the OpenNebula XML-RPC API reference, "Authentication"). oned splits it at the first colon, so the secret
 //! may hold colons but the user name may not. A malformed session is caught
 //! here, before any call: oned answers every bad session with the same
 //! AUTHENTICATION error, and old servers were reported to hang on a blank.

@@ -1,12 +1,13 @@
-//! The classification against OPENNEBULA.md §3.4 (every row of both state
-//! tables and the "Classification" lists, read from the document itself)
+//! The classification against the Virtual Machine States tables (every row
+//! of both state tables and the "Classification" lists, read from the
+//! digest the recorded test data comes with)
 //! and against the transitions recorded from a 7.4.0 oned (`states.txt`).
 
 use super::super::*;
 use super::recorded;
 use std::path::PathBuf;
 
-/// §3.4 of OPENNEBULA.md, up to the HISTORY/ACTION table.
+/// The state tables of the digest, up to the HISTORY/ACTION table.
 fn state_section() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/docs/OPENNEBULA.md");
     let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -15,7 +16,7 @@ fn state_section() -> String {
     doc[start..end].to_string()
 }
 
-/// The table rows of §3.4 as (number, cells after the number).
+/// The table rows of the state tables as (number, cells after the number).
 fn table_rows(section: &str) -> Vec<(i64, Vec<String>)> {
     section
         .lines()
