@@ -317,7 +317,9 @@ impl Drop for Slot<'_> {
 }
 
 /// The last link of the connector chain: counts the connections opened
-/// (a call on a kept-alive connection does not pass here).
+/// (a call on a kept-alive connection does not pass here). It speaks
+/// ureq's `unversioned` transport API, which may change in a minor ureq
+/// release: an upgrade of ureq may have to adapt this one impl.
 #[derive(Debug)]
 struct Counted(Arc<AtomicU64>);
 
