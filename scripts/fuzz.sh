@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target of geni-rspec, geni-credentials and geni-am for SECONDS
+# Runs every cargo-fuzz target of geni-rspec, geni-credentials, geni-am-opennebula and geni-am for SECONDS
 # each (default 60), one after the other, with the target's committed
 # seeds (<crate>/fuzz/seeds/<target>/) as an input corpus beside its
 # working corpus (<crate>/fuzz/corpus/<target>/, git-ignored). Inputs that
@@ -21,7 +21,7 @@ only=("$@")
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
 
 failed=()
-for crate in geni-rspec geni-credentials geni-am; do
+for crate in geni-rspec geni-credentials geni-am-opennebula geni-am; do
   for target in $(cd "$crate" && cargo fuzz list); do
     if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $target "* ]]; then
       continue

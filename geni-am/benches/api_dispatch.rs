@@ -10,14 +10,14 @@
 use chrono::{TimeDelta, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use geni_am::api::{Api, Endpoints};
-use geni_am::backend::Compute;
-use geni_am::backend::components::component_rows;
-use geni_am::backend::sim::SimulatedCloud;
-use geni_am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use geni_am::core::{Aggregate, AggregateConfig, Policy};
 use geni_am::server::ApiVersion;
 use geni_am::store::Store;
+use geni_am::store::components::component_rows;
 use geni_am::xmlrpc::{self, Value};
+use geni_am_backend::Compute;
+use geni_am_backend::sim::SimulatedCloud;
+use geni_am_backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use geni_credentials::TrustStore;
 use geni_credentials::devca::Authority;
 use geni_credentials::privilege::Privilege;

@@ -9,13 +9,13 @@ mod support;
 
 use chrono::{TimeDelta, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
-use geni_am::backend::Compute;
-use geni_am::backend::components::component_rows;
-use geni_am::backend::sim::SimulatedCloud;
 use geni_am::core::ProvisionOptions;
 use geni_am::jobs::{self, JobsConfig};
 use geni_am::model::{OperationalState, Selector};
 use geni_am::store::Store;
+use geni_am::store::components::component_rows;
+use geni_am_backend::Compute;
+use geni_am_backend::sim::SimulatedCloud;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -4,8 +4,6 @@
 //! across calls, reopened once when the server closed it meanwhile), the
 //! certificate chain sent so servers can use the intermediates, and the
 //! server's certificate verified (host name included) when a CA file is given.
-//! Its URL splitting and HTTP answer reading also serve the OpenNebula
-//! client ([`crate::backend::opennebula::rpc::OneClient`]).
 
 use crate::config::{TlsFileError, TlsIdentity};
 use crate::xmlrpc::{self, DecodeError, EncodeError, Value};

@@ -18,12 +18,12 @@ mod validate;
 
 pub use tls::{TlsFileError, TlsIdentity};
 
-use crate::backend::opennebula::config::OneConfig;
-use crate::backend::sim::config::SimConfig;
 use crate::core::Policy;
 use crate::jobs::JobsConfig;
 use crate::store::retention::Retention;
 use chrono::TimeDelta;
+use geni_am_backend::sim::config::SimConfig;
+use geni_am_opennebula::config::OneConfig;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 

@@ -23,10 +23,10 @@ mod reaper;
 mod reconciler;
 mod worker;
 
-use crate::backend::Compute;
 use crate::store::Store;
 use crate::store::retention::Retention;
 pub use config::JobsConfig;
+use geni_am_backend::Compute;
 pub use launch::{LaunchError, Running, launch};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;

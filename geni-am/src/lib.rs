@@ -1,10 +1,9 @@
 //! The geni-am aggregate manager.
 //!
-//! The service itself (config, server, api, core, store, backend, jobs) is
+//! The service itself (config, server, api, core, store, jobs, service) is
 //! built here; for now the library holds the command-line tools for people.
 
 pub mod api;
-pub mod backend;
 pub mod bench;
 pub mod cli;
 pub mod client;
@@ -14,6 +13,7 @@ pub mod geni;
 pub mod jobs;
 pub mod model;
 pub mod server;
+pub mod service;
 pub mod store;
 pub mod time;
-pub mod xmlrpc;
+pub use geni_xmlrpc as xmlrpc;

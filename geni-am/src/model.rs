@@ -6,13 +6,12 @@
 //! nothing of the crate above it; the store maps these types to columns
 //! and the core, api and jobs speak them.
 
-mod compute;
 pub mod plan;
 mod sliver;
 mod states;
 mod urn;
 
-pub use compute::{AddressRange, UserKeys};
+pub use geni_am_backend::{AddressRange, UserKeys};
 pub use sliver::{
     InterfaceAddresses, LoginEndpoint, Principal, Selector, SliverAnnotations, SliverInfo,
 };

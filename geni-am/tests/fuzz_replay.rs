@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 mod am_targets;
 #[path = "../../geni-credentials/fuzz/src/lib.rs"]
 mod credentials_targets;
+#[path = "../../geni-am-opennebula/fuzz/src/lib.rs"]
+mod opennebula_targets;
 #[path = "../../geni-rspec/fuzz/src/lib.rs"]
 mod rspec_targets;
 
@@ -84,12 +86,20 @@ fn the_example_configuration_seeds_validate_against_the_fuzz_base() {
 
 #[test]
 fn every_one_reply_input_decodes_without_a_panic() {
-    replay("geni-am", "one_reply", am_targets::one::one_reply);
+    replay(
+        "geni-am-opennebula",
+        "one_reply",
+        opennebula_targets::one::one_reply,
+    );
 }
 
 #[test]
 fn every_one_documents_input_parses_without_a_panic() {
-    replay("geni-am", "one_documents", am_targets::one::one_documents);
+    replay(
+        "geni-am-opennebula",
+        "one_documents",
+        opennebula_targets::one::one_documents,
+    );
 }
 
 #[test]

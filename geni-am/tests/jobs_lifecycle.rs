@@ -18,9 +18,9 @@ on_both_stores!(
 );
 
 use chrono::{TimeDelta, Utc};
-use geni_am::backend::Compute;
 use geni_am::geni::GeniCode;
 use geni_am::model::{OperationalState as Op, Selector};
+use geni_am_backend::Compute;
 use jobs_support::{ALICE, AUTHORITY, Harness, SLICE, alice, fast_jobs, small_vm};
 
 fn provisioned(harness: &mut Harness) -> Vec<String> {
@@ -66,7 +66,7 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action(mut harnes
     let new_keys = [alice(&["ssh-rsa AAAAB3 alice@desktop"])];
     harness.act(urn, "geni_update_users", Some(&new_keys));
     harness.wait_state(urn, Op::Ready);
-    let vm = geni_am::backend::VmHandle(notes.backend_id.clone().unwrap());
+    let vm = geni_am_backend::VmHandle(notes.backend_id.clone().unwrap());
     assert_eq!(
         harness.cloud.users_of(&vm).unwrap()[ALICE],
         vec!["ssh-rsa AAAAB3 alice@desktop"]
@@ -75,7 +75,7 @@ fn slivers_go_from_provisioned_to_ready_and_back_through_every_action(mut harnes
     harness.act(urn, "geni_stop", None);
     harness.wait_state(urn, Op::NotReady);
     let seen = harness.cloud.observe(&vm).unwrap();
-    assert_eq!(seen.state, geni_am::backend::VmState::Stopped);
+    assert_eq!(seen.state, geni_am_backend::VmState::Stopped);
     assert_eq!(harness.cloud.vms_created(), 2, "no VM was created twice");
 }
 

@@ -21,11 +21,11 @@ on_both_stores!(
 );
 
 use chrono::{TimeDelta, Utc};
-use geni_am::backend::{Compute, NetSpec};
-use geni_am::backend::{ExecuteSpec, InstallSpec};
 use geni_am::core::SshAccess;
 use geni_am::core::naming::link_sliver_urn;
 use geni_am::model::{OperationalState as Op, Selector};
+use geni_am_backend::{Compute, NetSpec};
+use geni_am_backend::{ExecuteSpec, InstallSpec};
 use geni_rspec::{RspecKind, Validator};
 use jobs_support::{Harness, REQUEST, SLICE, corpus, fast_jobs};
 

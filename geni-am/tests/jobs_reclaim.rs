@@ -10,9 +10,9 @@ mod jobs_support;
 on_both_stores!(a_restarted_instance_frees_the_capacity_its_killed_run_held_within_a_second,);
 
 use chrono::{TimeDelta, Utc};
-use geni_am::backend::Compute;
 use geni_am::store::components;
 use geni_am::store::jobs::JobRow;
+use geni_am_backend::Compute;
 use jobs_support::{Harness, SLICE, eventually_within, fast_jobs};
 use std::time::Duration;
 

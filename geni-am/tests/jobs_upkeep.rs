@@ -13,8 +13,8 @@ on_both_stores!(
 );
 
 use chrono::{TimeDelta, Utc};
-use geni_am::backend::Compute;
 use geni_am::model::OperationalState as Op;
+use geni_am_backend::Compute;
 use jobs_support::{AUTHORITY, Harness, fast_jobs, small_vm};
 
 fn the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms(mut harness: Harness) {
@@ -73,7 +73,7 @@ fn the_reconciler_destroys_orphans_and_fails_slivers_whose_vm_vanished(mut harne
     });
     assert_eq!(
         harness.cloud.observe(&orphan).unwrap().state,
-        geni_am::backend::VmState::Gone
+        geni_am_backend::VmState::Gone
     );
 
     assert!(harness.cloud.vanish(&urns[0]));

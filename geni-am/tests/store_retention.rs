@@ -192,8 +192,8 @@ fn the_background_purger_empties_what_retention_lets_go() {
     let later = f.clock.now() + TimeDelta::days(10);
     let store = f.am.store().clone();
     let backend = std::sync::Arc::new(
-        geni_am::backend::sim::SimulatedCloud::new(
-            &toml::from_str(geni_am::backend::sim::config::SAMPLE_SECTION).unwrap(),
+        geni_am_backend::sim::SimulatedCloud::new(
+            &toml::from_str(geni_am_backend::sim::config::SAMPLE_SECTION).unwrap(),
             AUTHORITY,
         )
         .unwrap(),

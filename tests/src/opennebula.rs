@@ -14,11 +14,9 @@ use crate::aggregate::{Aggregate, set};
 use crate::creds::DevAuthority;
 use crate::database::Store;
 use crate::flows::Slice;
-use geni_am::backend::opennebula::docs::{self, VmDoc, VnetDoc};
-use geni_am::backend::opennebula::names;
-use geni_am::backend::opennebula::rpc::{
-    Answer, ClientSettings, OneClient, OneRpc, Param, Session,
-};
+use geni_am_opennebula::docs::{self, VmDoc, VnetDoc};
+use geni_am_opennebula::names;
+use geni_am_opennebula::rpc::{Answer, ClientSettings, OneClient, OneRpc, Param, Session};
 use onesim::{Delays, OneSim, SimSettings};
 use std::time::{Duration, Instant};
 

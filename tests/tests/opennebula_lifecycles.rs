@@ -91,11 +91,7 @@ fn v3_lifecycle(version: &str, store: Store) {
 
 /// The VM's CONTEXT keeps every entry of the template's CONTEXT (the
 /// site's entry with its value) and carries `key` in `SSH_PUBLIC_KEY`.
-fn assert_keeps_template_context(
-    sim: &OneSim,
-    vm: &geni_am::backend::opennebula::docs::VmDoc,
-    key: &str,
-) {
+fn assert_keeps_template_context(sim: &OneSim, vm: &geni_am_opennebula::docs::VmDoc, key: &str) {
     let template = sim.template_document(0).expect("template 0 exists");
     let template = onesim::xml::parse(&template).expect("the template parses");
     let context = template

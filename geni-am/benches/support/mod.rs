@@ -3,11 +3,11 @@
 //! identity, the corpus and the bench user's principal.
 
 use chrono::{TimeDelta, Utc};
-use geni_am::backend::sim::SimulatedCloud;
-use geni_am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use geni_am::core::{Aggregate, AggregateConfig, Policy};
 use geni_am::model::Principal;
 use geni_am::store::Store;
+use geni_am_backend::sim::SimulatedCloud;
+use geni_am_backend::sim::config::{SAMPLE_SECTION, SimConfig};
 use std::path::PathBuf;
 
 /// The benches' aggregate authority.

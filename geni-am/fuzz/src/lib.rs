@@ -4,6 +4,4 @@
 //! input, so a regression fails `cargo test`.
 
 pub mod config;
-pub mod one;
-pub mod oned;
 pub mod xmlrpc;

@@ -1,11 +1,11 @@
 //! `geni-am backend check --config FILE`: connects with the configured
 //! backend and prints one line per finding (`✓`/`✗`, what was checked,
-//! what was found and what to do), see [`crate::backend::check`]. Exit
+//! what was found and what to do), see [`crate::service::backend::check`]. Exit
 //! status 0 when every check passed, 1 when one failed, 2 when the
 //! configuration cannot be read.
 
-use crate::backend::check;
 use crate::config::Config;
+use crate::service::backend::check;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,7 +46,7 @@ impl CheckArgs {
                 return ExitCode::from(2);
             }
         };
-        let findings = check::check(&config.backend, &config.aggregate.authority);
+        let findings = check(&config.backend, &config.aggregate.authority);
         for finding in &findings {
             println!("{}", finding.line());
         }

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::core::Aggregate;
 use crate::jobs;
 use crate::server::{self, Dispatch};
+use crate::service;
 use crate::store::Store;
 use anyhow::Context;
 use clap::Args;
@@ -58,7 +59,9 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
     let trust = server::load_trust(&config.server)?;
     let store = Store::open(&config.store.url, config.store.pool_size)
         .with_context(|| format!("store.url {}", config.store.url))?;
-    let background = jobs::launch(&config, store.clone())?;
+    let backend = service::backend::from_config(&config.backend, &config.aggregate.authority)
+        .context("cannot build the backend")?;
+    let background = jobs::launch(&config, store.clone(), backend)?;
     let mut identity = config.aggregate.to_core();
     identity.ssh = config.logins.to_core();
     let aggregate = Aggregate::new(store, identity)?;

@@ -4,6 +4,7 @@
 //! them.
 
 use crate::model::UserKeys;
+pub use geni_am_backend::naming::{login_name, urn_name};
 
 /// The sliver URN of link `client_id` of request `request_id`: stable for
 /// the request, `urn:publicid:IDN+<authority>+sliver+<request id>.<client_id>`
@@ -21,19 +22,6 @@ pub fn interface_sliver_urn(node_sliver: &str, client_id: &str) -> String {
     format!("{node_sliver}:{name}")
 }
 
-/// The account name of a user: the name part of the user URN, lowercased,
-/// other characters than `[a-z0-9_-]` replaced by `_` (the same rule the
-/// backend uses to create accounts).
-pub fn login_name(user_urn: &str) -> String {
-    let name = user_urn.rsplit('+').next().unwrap_or(user_urn);
-    let login = sanitize(&name.to_ascii_lowercase(), |c| matches!(c, '_' | '-'), '_');
-    if login.is_empty() {
-        "geni".to_owned()
-    } else {
-        login
-    }
-}
-
 /// The distinct logins of `users` in order of first appearance: users
 /// whose URNs map to the same login name share that account.
 pub fn login_names(users: &[UserKeys]) -> Vec<String> {
@@ -47,39 +35,9 @@ pub fn login_names(users: &[UserKeys]) -> Vec<String> {
     logins
 }
 
-/// `text` as the name part of a URN: ASCII letters, digits, `.`, `-` and
-/// `_` kept, anything else becomes `-`.
-pub fn urn_name(text: &str) -> String {
-    sanitize(text, |c| matches!(c, '.' | '-' | '_'), '-')
-}
-
-/// `text` with every character other than ASCII letters, digits and those
-/// `extra` accepts replaced by `with`.
-fn sanitize(text: &str, extra: impl Fn(char) -> bool, with: char) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || extra(c) {
-                c
-            } else {
-                with
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn login_names_come_from_the_user_urn() {
-        assert_eq!(
-            login_name("urn:publicid:IDN+ch.geni.net+user+Alice"),
-            "alice"
-        );
-        assert_eq!(login_name("urn:publicid:IDN+x+user+j.doe"), "j_doe");
-        assert_eq!(login_name(""), "geni");
-    }
 
     #[test]
     fn users_with_the_same_login_name_share_one_login() {

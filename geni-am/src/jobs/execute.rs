@@ -5,13 +5,13 @@
 
 use super::networks::{self, Attachment};
 use super::{Context, observe};
-use crate::backend::Compute as _;
-use crate::backend::{BackendError, ExecuteSpec, InstallSpec, VmHandle, VmSpec, VmState};
 use crate::model::{AllocationState, JobKind, OperationalState, UserKeys};
 use crate::store::jobs::JobRow;
 use crate::store::slivers::SliverRow;
 use crate::store::{StoreError, slices};
 use chrono::Utc;
+use geni_am_backend::Compute as _;
+use geni_am_backend::{BackendError, ExecuteSpec, InstallSpec, VmHandle, VmSpec, VmState};
 use thiserror::Error;
 
 /// Why a job did not complete.
@@ -49,7 +49,7 @@ impl JobError {
 
     /// Whether the cloud refused for lack of quota or capacity.
     pub fn is_capacity(&self) -> bool {
-        matches!(self, JobError::Backend(err) if err.class() == crate::backend::ErrorClass::Capacity)
+        matches!(self, JobError::Backend(err) if err.class() == geni_am_backend::ErrorClass::Capacity)
     }
 
     /// Whether the cloud did not answer at all.

@@ -9,11 +9,10 @@
 
 use super::execute::JobError;
 use super::{Context, StopSignal};
-use crate::backend::components::component_rows;
-use crate::backend::{Compute as _, Inventory};
-use crate::store::components::InventoryChanges;
+use crate::store::components::{InventoryChanges, component_rows};
 use crate::store::{Store, StoreError};
 use chrono::{DateTime, Utc};
+use geni_am_backend::{Compute as _, Inventory};
 use std::time::{Duration, Instant};
 
 /// Longest silence about a refresh that keeps failing.

@@ -1,14 +1,15 @@
-//! Bringing the background work up from the configuration: build the
-//! configured backend, seed the store's components from its inventory
+//! Bringing the background work up from the configuration: with the
+//! configured backend (built by `service::backend`), seed the store's
+//! components from its inventory
 //! (the inventory refresh keeps them in line afterwards), and start the
 //! jobs under this installation's instance name, with the purger of the
 //! store's retention — what `serve` does once the store is open.
 
 use super::JobsHandle;
-use crate::backend::{self, BackendConfigError, BackendError, Compute};
 use crate::config::Config;
 use crate::store::{Store, StoreError};
 use chrono::Utc;
+use geni_am_backend::{BackendError, Compute};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
@@ -24,9 +25,6 @@ pub struct Running {
 /// Why the background work could not start.
 #[derive(Debug, Error)]
 pub enum LaunchError {
-    /// The `[backend]` section cannot be used.
-    #[error("cannot build the backend: {0}")]
-    Backend(#[from] BackendConfigError),
     /// The backend did not report its inventory.
     #[error("cannot read the backend's inventory: {0}")]
     Inventory(#[from] BackendError),
@@ -38,12 +36,15 @@ pub enum LaunchError {
     Thread(#[from] std::io::Error),
 }
 
-/// Builds the backend of `config` and writes its inventory to the
+/// Writes the inventory of `backend` (the one `config` names) to the
 /// components of `store`, then starts the jobs on a pool of their own to
 /// the same database (one connection per thread), so that API calls
 /// holding every connection of the shared pool never stall them.
-pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
-    let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
+pub fn launch(
+    config: &Config,
+    store: Store,
+    backend: Arc<dyn Compute>,
+) -> Result<Running, LaunchError> {
     super::inventory::store(&store, &backend.inventory()?, Utc::now())?;
     let adopted = store.adopt_earlier_sizes()?;
     if adopted > 0 {

@@ -7,8 +7,6 @@
 
 use super::Context;
 use super::execute::JobError;
-use crate::backend::Compute as _;
-use crate::backend::{NetHandle, NetSpec, NicSpec};
 use crate::core::links::plan_from_stored;
 use crate::model::plan::{LinkSliver, NodePlan};
 use crate::model::{AllocationState, InterfaceAddresses, JobKind};
@@ -17,6 +15,8 @@ use crate::store::networks::LinkNetworkRow;
 use crate::store::slivers::{self, SliverRow};
 use crate::store::{StoreResult, slices};
 use chrono::Utc;
+use geni_am_backend::Compute as _;
+use geni_am_backend::{NetHandle, NetSpec, NicSpec};
 use geni_rspec::manifest::urn_authority;
 
 /// What a sliver's VM is attached to: the NICs to create it with, and the

@@ -2,9 +2,9 @@
 //! state a waiting sliver moves to when its VM reaches a power state, and
 //! the manifest annotations (host name, logins) built from an observation.
 
-use crate::backend::{VmObservation, VmState};
 use crate::core::login_names;
 use crate::model::{LoginEndpoint, OperationalState, SliverAnnotations, UserKeys};
+use geni_am_backend::{VmObservation, VmState};
 
 /// What a sliver in `current` becomes when its VM is seen `seen`: `None`
 /// while the VM has not reached the state the sliver waits for.
@@ -75,9 +75,9 @@ pub fn failure_message(seen: &VmObservation, backend: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{NetHandle, NicAddress};
     use crate::model::InterfaceAddresses;
     use OperationalState as Op;
+    use geni_am_backend::{NetHandle, NicAddress};
 
     #[test]
     fn slivers_move_only_when_the_vm_reaches_what_they_wait_for() {

@@ -6,12 +6,12 @@
 //! and makes the held-up jobs due at once (destructions are claimed
 //! first). Nothing is logged or written for calls that change nothing.
 
-use crate::backend::{
+use crate::store::Store;
+use chrono::Utc;
+use geni_am_backend::{
     BackendError, Compute, Inventory, LinkNetwork, NetHandle, NetSpec, TaggedVm, UserKeys,
     VmHandle, VmObservation, VmSpec,
 };
-use crate::store::Store;
-use chrono::Utc;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What this process last knew of the cloud.

@@ -7,12 +7,12 @@
 
 use super::execute::JobError;
 use super::{Context, StopSignal, observe};
-use crate::backend::Compute as _;
-use crate::backend::VmHandle;
 use crate::model::{AllocationState, OperationalState};
 use crate::store::slices;
 use crate::store::slivers::{Observation, SliverRow};
 use chrono::Utc;
+use geni_am_backend::Compute as _;
+use geni_am_backend::VmHandle;
 use std::time::Duration;
 
 /// Polls every `poll_interval_ms` until stopped. While the backend does

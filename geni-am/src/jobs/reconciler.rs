@@ -6,10 +6,10 @@
 
 use super::execute::JobError;
 use super::{Context, StopSignal};
-use crate::backend::Compute as _;
 use crate::model::{AllocationState, OperationalState};
 use crate::store::slivers::Observation;
 use chrono::Utc;
+use geni_am_backend::Compute as _;
 use std::collections::HashSet;
 use std::time::Duration;
 

@@ -3,6 +3,10 @@
 //! both through [`Store::sync_components`]) and what live slivers use of
 //! them.
 
+mod from_backend;
+
+pub use from_backend::component_rows;
+
 use super::schema::{components, jobs, slivers};
 use super::{Conn, Json, Store, StoreResult, UnixTime};
 use crate::model::{AllocationState, JobKind, JobState};

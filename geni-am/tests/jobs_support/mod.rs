@@ -10,18 +10,18 @@
 #![allow(dead_code)] // each test file uses a different part
 
 use chrono::{DateTime, TimeDelta, Utc};
-use geni_am::backend::components::component_rows;
-use geni_am::backend::opennebula::OpenNebulaCloud;
-use geni_am::backend::opennebula::config::{OneConfig, SAMPLE_SECTION as ONE_SECTION};
-use geni_am::backend::sim::SimulatedCloud;
-use geni_am::backend::sim::config::{SAMPLE_SECTION, SimConfig};
-use geni_am::backend::{Compute, VmSpec};
 use geni_am::core::{Aggregate, AggregateConfig, Policy, ProvisionOptions, SshAccess};
 use geni_am::geni::AmError;
 use geni_am::jobs::{self, JobsConfig, JobsHandle};
 use geni_am::model::{OperationalState, Principal, Selector, UserKeys};
 use geni_am::store::Store;
+use geni_am::store::components::component_rows;
 use geni_am::store::slivers::SliverRow;
+use geni_am_backend::sim::SimulatedCloud;
+use geni_am_backend::sim::config::{SAMPLE_SECTION, SimConfig};
+use geni_am_backend::{Compute, VmSpec};
+use geni_am_opennebula::OpenNebulaCloud;
+use geni_am_opennebula::config::{OneConfig, SAMPLE_SECTION as ONE_SECTION};
 use onesim::{OneSim, SimSettings};
 use std::path::PathBuf;
 use std::sync::Arc;

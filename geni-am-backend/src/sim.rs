@@ -1,0 +1,554 @@
+//! The simulated cloud: an in-process [`Compute`] backend for tests and for
+//! a first run without a real cloud. Its hosts and VM flavours come from the
+//! `[backend.sim]` configuration; VMs move through pending, booting and
+//! running with configurable delays, boots fail at a configurable, seeded
+//! rate, and every VM gets addresses on the control network and on each
+//! link network it is attached to; each link network reports a VLAN tag
+//! of its own. With a `state_file` the VMs and networks
+//! are saved on every change and reloaded at start, so they outlive a
+//! restart of the aggregate. Nothing here talks to a real machine.
+
+pub mod clock;
+pub mod config;
+mod faults;
+mod network;
+mod persist;
+mod vm;
+
+use crate::{
+    BackendError, Compute, DiskImage, HARDWARE_TYPE, Host, Inventory, LinkNetwork, NetHandle,
+    NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
+    VmState,
+};
+use clock::SimClock;
+use config::{SimConfig, SimConfigError, Subnet};
+use faults::Faults;
+use network::AddressPool;
+use persist::{SavedNetwork, Snapshot, StateFile};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use vm::{Delays, SimVm};
+
+/// The in-process simulated cloud. Thread-safe: one lock guards its state.
+#[derive(Debug)]
+pub struct SimulatedCloud {
+    inventory: Inventory,
+    domain: String,
+    delays: Delays,
+    clock: SimClock,
+    state_file: Option<StateFile>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    next_id: u64,
+    vms: BTreeMap<u64, SimVm>,
+    control: AddressPool,
+    networks: BTreeMap<u64, SavedNetwork>,
+    faults: Faults,
+    created: u64,
+    /// The specification each VM of this process was created from, by tag
+    /// (not saved: tests read it to see what the aggregate asked for).
+    specs: BTreeMap<String, VmSpec>,
+}
+
+/// Link networks get `192.168.<n>.0/24`, so at most this many exist at once.
+const MAX_LINK_NETWORKS: u64 = 256;
+
+/// The VLAN of link network 0; network `n` is carried by VLAN
+/// `FIRST_LINK_VLAN + n`, a tag of its own.
+const FIRST_LINK_VLAN: u32 = 100;
+
+/// Link network `slot` with its handle and VLAN tag.
+fn link_network(slot: u64) -> LinkNetwork {
+    LinkNetwork {
+        handle: NetHandle(slot.to_string()),
+        vlan_tag: u32::try_from(slot)
+            .ok()
+            .and_then(|n| n.checked_add(FIRST_LINK_VLAN)),
+    }
+}
+
+impl SimulatedCloud {
+    /// A simulated cloud on the real clock; host component URNs are built
+    /// under `authority` (e.g. `geni-am.example.net`).
+    pub fn new(config: &SimConfig, authority: &str) -> Result<SimulatedCloud, SimConfigError> {
+        SimulatedCloud::with_clock(config, authority, SimClock::real())
+    }
+
+    /// A simulated cloud on the given clock (tests pass [`SimClock::manual`]).
+    pub fn with_clock(
+        config: &SimConfig,
+        authority: &str,
+        clock: SimClock,
+    ) -> Result<SimulatedCloud, SimConfigError> {
+        config.validate()?;
+        let control = Subnet::parse(&config.control_subnet).map_err(|problem| SimConfigError {
+            key: "backend.sim.control_subnet".into(),
+            problem,
+        })?;
+        let state_file = config.state_file.as_deref().map(StateFile::new);
+        let saved = match &state_file {
+            Some(file) => file.load().map_err(|problem| SimConfigError {
+                key: "backend.sim.state_file".into(),
+                problem,
+            })?,
+            None => None,
+        };
+        let mut state = State {
+            next_id: 1,
+            vms: BTreeMap::new(),
+            control: AddressPool::new(control, None),
+            networks: BTreeMap::new(),
+            faults: Faults::new(config.failure_rate, config.seed),
+            created: 0,
+            specs: BTreeMap::new(),
+        };
+        if let Some(saved) = saved {
+            state.restore(saved);
+        }
+        tracing::info!(
+            hosts = config.hosts.len(),
+            failure_rate = config.failure_rate,
+            vms = state.vms.len(),
+            "simulated cloud ready (no real VMs are created)"
+        );
+        Ok(SimulatedCloud {
+            inventory: inventory_of(config, authority),
+            domain: config.domain.clone(),
+            delays: Delays {
+                create: Duration::from_millis(config.create_delay_ms),
+                boot: Duration::from_millis(config.boot_delay_ms),
+                stop: Duration::from_millis(config.stop_delay_ms),
+            },
+            clock,
+            state_file,
+            state: Mutex::new(state),
+        })
+    }
+
+    /// The clock the simulation runs on.
+    pub fn clock(&self) -> &SimClock {
+        &self.clock
+    }
+
+    /// Makes the next boot of the VM tagged `tag` (created or not yet) fail
+    /// with `message`.
+    pub fn fail_next_boot(&self, tag: &str, message: &str) {
+        self.lock().faults.inject_boot_failure(tag, message);
+    }
+
+    /// Makes the next `calls` operations fail with a transient error.
+    pub fn fail_next_calls(&self, calls: u32) {
+        self.lock().faults.inject_transient(calls);
+    }
+
+    /// Removes the VM tagged `tag` behind the aggregate's back, as an
+    /// operator deleting it in the cloud would; returns whether it existed.
+    pub fn vanish(&self, tag: &str) -> bool {
+        let mut state = self.lock();
+        let id = state
+            .vms
+            .iter()
+            .find(|(_, vm)| vm.tag == tag)
+            .map(|(id, _)| *id);
+        let removed = id.and_then(|id| state.remove_vm(id)).is_some();
+        if let Err(err) = self.save(&state) {
+            tracing::warn!(%err, "simulated cloud state not saved");
+        }
+        removed
+    }
+
+    /// How many VMs were ever created (repeated creations of one tag count once).
+    pub fn vms_created(&self) -> u64 {
+        self.lock().created
+    }
+
+    /// The specification the VM tagged `tag` was created from by this
+    /// process, if any.
+    pub fn spec_of(&self, tag: &str) -> Option<VmSpec> {
+        self.lock().specs.get(tag).cloned()
+    }
+
+    /// The link networks that exist, with their tags.
+    pub fn networks(&self) -> Vec<(NetHandle, String)> {
+        self.lock()
+            .networks
+            .iter()
+            .map(|(id, net)| (NetHandle(id.to_string()), net.tag.clone()))
+            .collect()
+    }
+
+    /// The users and keys installed on a VM, if it exists.
+    pub fn users_of(&self, vm: &VmHandle) -> Option<BTreeMap<String, Vec<String>>> {
+        let state = self.lock();
+        let id = parse_id(&vm.0, "VM").ok()?;
+        state.vms.get(&id).map(|vm| vm.users.clone())
+    }
+
+    /// Writes the state to the state file, if there is one.
+    fn save(&self, state: &State) -> Result<(), BackendError> {
+        match &self.state_file {
+            Some(file) => file
+                .save(&state.snapshot())
+                .map_err(BackendError::Transient),
+            None => Ok(()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Locks the state, consumes an injected transient failure if any, and
+    /// settles every VM's pending transitions.
+    fn enter(&self, operation: &str) -> Result<MutexGuard<'_, State>, BackendError> {
+        let mut state = self.lock();
+        state.faults.take_transient(operation)?;
+        let now = self.clock.now();
+        for vm in state.vms.values_mut() {
+            vm.settle(now, &self.delays);
+        }
+        Ok(state)
+    }
+
+    /// Runs `action` on the VM behind `handle` with the current time and the
+    /// failure draw of its next boot.
+    fn with_vm(
+        &self,
+        operation: &str,
+        handle: &VmHandle,
+        action: impl FnOnce(&mut SimVm, Duration, Option<String>) -> Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
+        let mut state = self.enter(operation)?;
+        let id = parse_id(&handle.0, "VM")?;
+        let State { vms, faults, .. } = &mut *state;
+        let vm = vms.get_mut(&id).ok_or_else(|| not_found("VM", &handle.0))?;
+        let failure = faults.boot_failure(&vm.tag, vm.boots + 1);
+        tracing::debug!(vm = %handle.0, tag = %vm.tag, operation, "simulated cloud");
+        action(vm, self.clock.now(), failure)?;
+        self.save(&state)
+    }
+
+    fn place(&self, state: &State, spec: &VmSpec) -> Result<(usize, u32, u64), BackendError> {
+        let kind = self
+            .inventory
+            .sliver_types
+            .iter()
+            .find(|t| t.name == spec.sliver_type)
+            .ok_or_else(|| {
+                BackendError::Permanent(format!(
+                    "the simulated cloud has no sliver type `{}`",
+                    spec.sliver_type
+                ))
+            })?;
+        if let Some(image) = &spec.disk_image
+            && !kind.disk_images.iter().any(|i| &i.name == image)
+        {
+            return Err(BackendError::Permanent(format!(
+                "sliver type `{}` of the simulated cloud has no disk image `{image}`",
+                kind.name
+            )));
+        }
+        let size = spec.size.unwrap_or(VmSize {
+            cores: kind.cpus,
+            ram_mb: kind.memory_mb,
+            disk_gb: None,
+        });
+        let fits = |index: usize, host: &Host| {
+            let on_host = state.vms.values().filter(|vm| vm.host == index);
+            let (count, cpus, memory) = on_host.fold((0u32, 0u32, 0u64), |(n, c, m), vm| {
+                (n + 1, c + vm.cpus, m + vm.memory_mb)
+            });
+            count < host.max_vms
+                && cpus + size.cores <= host.cpus
+                && memory + size.ram_mb <= host.memory_mb
+        };
+        let hosts = self.inventory.hosts.iter().enumerate();
+        let chosen = match &spec.host {
+            Some(wanted) => {
+                let (index, host) = hosts
+                    .clone()
+                    .find(|(_, h)| &h.component_id == wanted)
+                    .ok_or_else(|| {
+                        BackendError::Permanent(format!("the simulated cloud has no host {wanted}"))
+                    })?;
+                fits(index, host).then_some(index)
+            }
+            None => hosts.clone().find(|(i, h)| fits(*i, h)).map(|(i, _)| i),
+        };
+        let index = chosen.ok_or_else(|| {
+            BackendError::Capacity(format!(
+                "no simulated host has room for a `{}` VM",
+                kind.name
+            ))
+        })?;
+        Ok((index, size.cores, size.ram_mb))
+    }
+}
+
+impl State {
+    /// What the state file keeps.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            next_id: self.next_id,
+            created: self.created,
+            vms: self.vms.clone(),
+            control: self.control.clone(),
+            networks: self.networks.clone(),
+        }
+    }
+
+    /// Takes over the VMs, networks and leases of a saved state.
+    fn restore(&mut self, saved: Snapshot) {
+        self.next_id = saved.next_id;
+        self.created = saved.created;
+        self.vms = saved.vms;
+        self.control = saved.control;
+        self.networks = saved.networks;
+    }
+
+    fn find_tag(&self, tag: &str) -> Option<u64> {
+        self.vms
+            .iter()
+            .find(|(_, vm)| vm.tag == tag)
+            .map(|(id, _)| *id)
+    }
+
+    /// Removes a VM and returns its addresses to their pools.
+    fn remove_vm(&mut self, id: u64) -> Option<SimVm> {
+        let vm = self.vms.remove(&id)?;
+        self.release(&vm.nics);
+        Some(vm)
+    }
+
+    /// Returns addresses to the pools they were leased from.
+    fn release(&mut self, nics: &[NicAddress]) {
+        for nic in nics {
+            let pool = match &nic.network {
+                None => Some(&mut self.control),
+                Some(net) => parse_id(&net.0, "network")
+                    .ok()
+                    .and_then(|id| self.networks.get_mut(&id))
+                    .map(|n| &mut n.pool),
+            };
+            if let Some(pool) = pool {
+                pool.release(&nic.ip);
+            }
+        }
+    }
+}
+
+impl Compute for SimulatedCloud {
+    fn name(&self) -> &str {
+        "simulated cloud"
+    }
+
+    fn inventory(&self) -> Result<Inventory, BackendError> {
+        Ok(self.inventory.clone())
+    }
+
+    fn create_vm(&self, spec: &VmSpec) -> Result<VmHandle, BackendError> {
+        let mut state = self.enter("create")?;
+        if let Some(id) = state.find_tag(&spec.tag) {
+            return Ok(VmHandle(id.to_string()));
+        }
+        let (host, cpus, memory_mb) = self.place(&state, spec)?;
+        let mut nics = vec![state.control.lease()?];
+        for nic in &spec.networks {
+            let net = &nic.network;
+            let id = parse_id(&net.0, "network")?;
+            let leased = match state.networks.get_mut(&id) {
+                Some(network) => network.pool.lease_asked(nic.ip.as_deref()),
+                None => Err(not_found("network", &net.0)),
+            };
+            match leased {
+                Ok(nic) => nics.push(nic),
+                Err(err) => {
+                    state.release(&nics);
+                    return Err(err);
+                }
+            }
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        state.created += 1;
+        state.specs.insert(spec.tag.clone(), spec.clone());
+        let hostname = format!("{}-{id}.{}", crate::host_label(&spec.name, 40), self.domain);
+        let mut vm = SimVm::new(
+            spec.tag.clone(),
+            host,
+            (cpus, memory_mb),
+            hostname,
+            nics,
+            self.clock.now(),
+        );
+        for user in &spec.users {
+            vm.users.insert(user.urn.clone(), user.keys.clone());
+        }
+        tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
+        state.vms.insert(id, vm);
+        self.save(&state)?;
+        Ok(VmHandle(id.to_string()))
+    }
+
+    fn find_vm(&self, tag: &str) -> Result<Option<VmHandle>, BackendError> {
+        let state = self.enter("find")?;
+        Ok(state.find_tag(tag).map(|id| VmHandle(id.to_string())))
+    }
+
+    fn observe(&self, vm: &VmHandle) -> Result<VmObservation, BackendError> {
+        let state = self.enter("observe")?;
+        let id = parse_id(&vm.0, "VM")?;
+        Ok(match state.vms.get(&id) {
+            Some(vm) => vm.observe(),
+            None => VmObservation {
+                state: VmState::Gone,
+                message: format!("simulated VM {id} no longer exists"),
+                hostname: String::new(),
+                addresses: Vec::new(),
+            },
+        })
+    }
+
+    fn start(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.with_vm("start", vm, |vm, now, failure| vm.boot(now, failure))
+    }
+
+    fn stop(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.with_vm("stop", vm, |vm, now, _| vm.power_off(now))
+    }
+
+    fn restart(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        self.with_vm("restart", vm, |vm, now, failure| vm.reboot(now, failure))
+    }
+
+    fn update_users(&self, vm: &VmHandle, users: &[UserKeys]) -> Result<(), BackendError> {
+        self.with_vm("update users", vm, |vm, _, _| vm.install_users(users))
+    }
+
+    fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError> {
+        let mut state = self.enter("destroy")?;
+        let id = parse_id(&vm.0, "VM")?;
+        if let Some(gone) = state.remove_vm(id) {
+            tracing::info!(vm = id, tag = %gone.tag, "simulated cloud destroyed a VM");
+        }
+        self.save(&state)
+    }
+
+    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
+        let state = self.enter("list")?;
+        Ok(state
+            .vms
+            .iter()
+            .map(|(id, vm)| TaggedVm {
+                handle: VmHandle(id.to_string()),
+                tag: vm.tag.clone(),
+            })
+            .collect())
+    }
+
+    fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {
+        let mut state = self.enter("create network")?;
+        if let Some((id, _)) = state.networks.iter().find(|(_, n)| n.tag == spec.tag) {
+            return Ok(link_network(*id));
+        }
+        let slot = (0..MAX_LINK_NETWORKS)
+            .find(|slot| !state.networks.contains_key(slot))
+            .ok_or_else(|| {
+                BackendError::Capacity("the simulated cloud has no free link network".into())
+            })?;
+        let subnet = Subnet::parse(&format!("192.168.{slot}.0/24"))
+            .map_err(|problem| BackendError::Permanent(problem.to_string()))?;
+        let handle = NetHandle(slot.to_string());
+        state.networks.insert(
+            slot,
+            SavedNetwork {
+                tag: spec.tag.clone(),
+                pool: AddressPool::new(subnet, Some(handle.clone())),
+            },
+        );
+        tracing::info!(network = slot, tag = %spec.tag, "simulated cloud created a link network");
+        self.save(&state)?;
+        Ok(link_network(slot))
+    }
+
+    fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {
+        let mut state = self.enter("destroy network")?;
+        let id = parse_id(&net.0, "network")?;
+        let in_use = state
+            .vms
+            .values()
+            .any(|vm| vm.nics.iter().any(|nic| nic.network.as_ref() == Some(net)));
+        if in_use {
+            return Err(BackendError::Transient(format!(
+                "simulated network {id} still has VMs attached"
+            )));
+        }
+        state.networks.remove(&id);
+        self.save(&state)
+    }
+}
+
+fn inventory_of(config: &SimConfig, authority: &str) -> Inventory {
+    Inventory {
+        hosts: config
+            .hosts
+            .iter()
+            .map(|h| Host {
+                component_id: format!("urn:publicid:IDN+{authority}+node+{}", h.name),
+                name: h.name.clone(),
+                cpus: h.cpus,
+                memory_mb: h.memory_mb,
+                max_vms: h.max_vms,
+                hardware_type: HARDWARE_TYPE.to_owned(),
+                available: true,
+            })
+            .collect(),
+        sliver_types: config
+            .sliver_types
+            .iter()
+            .map(|t| SliverType {
+                name: t.name.clone(),
+                cpus: t.cpus,
+                cores: t.cpus,
+                memory_mb: t.memory_mb,
+                max_size: super::max_size(
+                    t.cpus,
+                    t.memory_mb,
+                    t.max_cores,
+                    t.max_ram_mb,
+                    t.max_disk_gb,
+                ),
+                disk_images: t
+                    .disk_images
+                    .iter()
+                    .map(|i| DiskImage {
+                        name: i.name.clone(),
+                        os: i.os.clone(),
+                        version: i.version.clone(),
+                        description: i.description.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        // The simulated cloud gives a link any address asked for.
+        link_ranges: None,
+    }
+}
+
+fn parse_id(text: &str, kind: &'static str) -> Result<u64, BackendError> {
+    text.parse().map_err(|_| not_found(kind, text))
+}
+
+fn not_found(kind: &'static str, id: &str) -> BackendError {
+    BackendError::NotFound {
+        kind,
+        id: id.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

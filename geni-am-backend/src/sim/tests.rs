@@ -1,0 +1,349 @@
+//! Tests of the simulated cloud through the [`Compute`] trait, on a manual
+//! clock so every transition is observed without sleeping.
+
+use super::*;
+use crate::{ErrorClass, NicSpec};
+
+const AUTHORITY: &str = "geni-am.example.net";
+
+fn cloud() -> SimulatedCloud {
+    let config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
+    SimulatedCloud::with_clock(&config, AUTHORITY, SimClock::manual()).unwrap()
+}
+
+fn spec(tag: &str) -> VmSpec {
+    VmSpec {
+        size: None,
+        tag: tag.into(),
+        name: "Node_A".into(),
+        host: None,
+        sliver_type: "small".into(),
+        disk_image: None,
+        users: vec![UserKeys {
+            urn: "urn:publicid:IDN+ch.geni.net+user+alice".into(),
+            keys: vec!["ssh-ed25519 AAAA alice".into()],
+        }],
+        networks: Vec::new(),
+        exclusive: false,
+        install: Vec::new(),
+        execute: Vec::new(),
+    }
+}
+
+/// Creates the VM `tag`, lets it be defined, starts it and waits out the boot.
+fn boot(cloud: &SimulatedCloud, tag: &str) -> (VmHandle, VmObservation) {
+    let vm = cloud.create_vm(&spec(tag)).unwrap();
+    advance(cloud, 100);
+    cloud.start(&vm).unwrap();
+    advance(cloud, 1000);
+    let seen = cloud.observe(&vm).unwrap();
+    (vm, seen)
+}
+
+fn state(cloud: &SimulatedCloud, vm: &VmHandle) -> VmState {
+    cloud.observe(vm).unwrap().state
+}
+
+fn advance(cloud: &SimulatedCloud, millis: u64) {
+    cloud.clock().advance(Duration::from_millis(millis));
+}
+
+#[test]
+fn the_inventory_comes_from_the_config_with_component_urns() {
+    let inventory = cloud().inventory().unwrap();
+    assert_eq!(
+        inventory.hosts[0].component_id,
+        "urn:publicid:IDN+geni-am.example.net+node+host1"
+    );
+    assert_eq!(inventory.hosts[1].max_vms, 1);
+    assert_eq!(
+        inventory.sliver_types[0].disk_images[0].name,
+        "ubuntu-22.04"
+    );
+}
+
+#[test]
+fn a_vm_goes_through_its_lifecycle_over_time() {
+    let cloud = cloud();
+    let vm = cloud.create_vm(&spec("s1")).unwrap();
+    assert_eq!(state(&cloud, &vm), VmState::Pending);
+    advance(&cloud, 100);
+    assert_eq!(state(&cloud, &vm), VmState::Stopped);
+    cloud.start(&vm).unwrap();
+    assert_eq!(state(&cloud, &vm), VmState::Booting);
+    advance(&cloud, 1000);
+    let seen = cloud.observe(&vm).unwrap();
+    assert_eq!(seen.state, VmState::Running);
+    assert_eq!(seen.hostname, format!("node-a-{}.sim.geni-am.test", vm.0));
+    assert_eq!(seen.addresses[0].ip, "10.10.0.2");
+    assert_eq!(seen.addresses[0].mac, "02:00:0a:0a:00:02");
+    cloud.restart(&vm).unwrap();
+    assert_eq!(state(&cloud, &vm), VmState::Booting);
+    advance(&cloud, 1000);
+    cloud.stop(&vm).unwrap();
+    assert_eq!(state(&cloud, &vm), VmState::Stopping);
+    advance(&cloud, 500);
+    assert_eq!(state(&cloud, &vm), VmState::Stopped);
+    cloud.destroy(&vm).unwrap();
+    assert_eq!(state(&cloud, &vm), VmState::Gone);
+    cloud.destroy(&vm).unwrap();
+}
+
+#[test]
+fn creation_is_idempotent_by_tag_and_findable() {
+    let cloud = cloud();
+    let first = cloud.create_vm(&spec("s1")).unwrap();
+    let again = cloud.create_vm(&spec("s1")).unwrap();
+    assert_eq!(first, again);
+    assert_eq!(cloud.vms_created(), 1);
+    assert_eq!(cloud.find_vm("s1").unwrap(), Some(first.clone()));
+    assert_eq!(cloud.find_vm("s2").unwrap(), None);
+    let listed = cloud.list_vms().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].tag, "s1");
+    assert_eq!(listed[0].handle, first);
+}
+
+#[test]
+fn capacity_is_enforced_per_host_and_freed_on_destroy() {
+    let cloud = cloud();
+    let vms: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|tag| cloud.create_vm(&spec(tag)).unwrap())
+        .collect();
+    let err = cloud.create_vm(&spec("d")).unwrap_err();
+    assert!(matches!(err, BackendError::Capacity(_)), "{err}");
+    cloud.destroy(&vms[0]).unwrap();
+    let mut on_host1 = spec("d");
+    on_host1.host = Some(format!("urn:publicid:IDN+{AUTHORITY}+node+host1"));
+    cloud.create_vm(&on_host1).unwrap();
+    let mut on_host2 = spec("e");
+    on_host2.host = Some(format!("urn:publicid:IDN+{AUTHORITY}+node+host2"));
+    assert_eq!(
+        cloud.create_vm(&on_host2).unwrap_err().class(),
+        ErrorClass::Capacity
+    );
+}
+
+#[test]
+fn unknown_types_images_and_hosts_are_permanent_errors() {
+    let cloud = cloud();
+    let mut bad = spec("x");
+    bad.sliver_type = "huge".into();
+    let err = cloud.create_vm(&bad).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "backend refused the operation: the simulated cloud has no sliver type `huge`"
+    );
+    let mut bad = spec("x");
+    bad.disk_image = Some("windows".into());
+    assert_eq!(
+        cloud.create_vm(&bad).unwrap_err().class(),
+        ErrorClass::Permanent
+    );
+    let mut bad = spec("x");
+    bad.host = Some("urn:publicid:IDN+elsewhere+node+h".into());
+    assert_eq!(
+        cloud.create_vm(&bad).unwrap_err().class(),
+        ErrorClass::Permanent
+    );
+    let gone = cloud.start(&VmHandle("99".into())).unwrap_err();
+    assert!(matches!(gone, BackendError::NotFound { .. }), "{gone}");
+}
+
+#[test]
+fn an_injected_boot_failure_ends_failed_with_the_message() {
+    let cloud = cloud();
+    cloud.fail_next_boot("s1", "kernel panic in the simulated guest");
+    let seen = boot(&cloud, "s1").1;
+    assert_eq!(seen.state, VmState::Failed);
+    assert_eq!(seen.message, "kernel panic in the simulated guest");
+}
+
+#[test]
+fn a_failure_rate_of_one_fails_every_boot() {
+    let mut config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
+    config.failure_rate = 1.0;
+    let cloud = SimulatedCloud::with_clock(&config, AUTHORITY, SimClock::manual()).unwrap();
+    let seen = boot(&cloud, "s1").1;
+    assert_eq!(seen.state, VmState::Failed);
+    assert!(
+        seen.message.contains("simulated boot failure of s1"),
+        "{}",
+        seen.message
+    );
+}
+
+#[test]
+fn injected_transient_errors_pass() {
+    let cloud = cloud();
+    cloud.fail_next_calls(2);
+    assert!(cloud.create_vm(&spec("s1")).unwrap_err().is_transient());
+    assert!(cloud.find_vm("s1").unwrap_err().is_transient());
+    assert!(cloud.create_vm(&spec("s1")).is_ok());
+}
+
+#[test]
+fn users_are_installed_at_creation_and_replaced_on_update() {
+    let cloud = cloud();
+    let (vm, seen) = boot(&cloud, "s1");
+    assert_eq!(seen.state, VmState::Running);
+    let alice = "urn:publicid:IDN+ch.geni.net+user+alice";
+    assert_eq!(
+        cloud.users_of(&vm).unwrap()[alice].len(),
+        1,
+        "installed at creation"
+    );
+    let update = UserKeys {
+        urn: alice.into(),
+        keys: vec!["k2".into(), "k3".into()],
+    };
+    cloud.update_users(&vm, &[update]).unwrap();
+    assert_eq!(cloud.users_of(&vm).unwrap()[alice], vec!["k2", "k3"]);
+}
+
+fn nic(network: &NetHandle) -> NicSpec {
+    NicSpec {
+        network: network.clone(),
+        ip: None,
+    }
+}
+
+#[test]
+fn link_networks_give_each_vm_an_address_and_are_idempotent() {
+    let cloud = cloud();
+    let link = NetSpec {
+        tag: "link1".into(),
+        name: "lan0".into(),
+        addresses: Vec::new(),
+    };
+    let created = cloud.create_network(&link).unwrap();
+    assert_eq!(cloud.create_network(&link).unwrap(), created);
+    assert_eq!(created.vlan_tag, Some(100), "a VLAN of its own");
+    let net = created.handle;
+    let mut a = spec("a");
+    a.networks = vec![nic(&net)];
+    let mut b = spec("b");
+    b.networks = vec![nic(&net)];
+    let a = cloud.create_vm(&a).unwrap();
+    let b = cloud.create_vm(&b).unwrap();
+    let ip = |vm: &VmHandle| cloud.observe(vm).unwrap().addresses[1].ip.clone();
+    assert_eq!(ip(&a), "192.168.0.2");
+    assert_eq!(ip(&b), "192.168.0.3");
+    assert!(cloud.destroy_network(&net).unwrap_err().is_transient());
+    cloud.destroy(&a).unwrap();
+    cloud.destroy(&b).unwrap();
+    cloud.destroy_network(&net).unwrap();
+    let mut c = spec("c");
+    c.networks = vec![nic(&net)];
+    assert!(matches!(
+        cloud.create_vm(&c).unwrap_err(),
+        BackendError::NotFound { .. }
+    ));
+    assert_eq!(
+        cloud.list_vms().unwrap().len(),
+        0,
+        "a failed creation leaves nothing"
+    );
+}
+
+#[test]
+fn a_vanished_vm_is_gone() {
+    let cloud = cloud();
+    let vm = cloud.create_vm(&spec("s1")).unwrap();
+    assert!(cloud.vanish("s1"));
+    assert!(!cloud.vanish("s1"));
+    assert_eq!(state(&cloud, &vm), VmState::Gone);
+}
+
+#[test]
+fn the_cloud_is_shared_between_threads() {
+    let cloud = std::sync::Arc::new(cloud());
+    let handles: Vec<_> = (0..3)
+        .map(|i| {
+            let cloud = cloud.clone();
+            std::thread::spawn(move || cloud.create_vm(&spec(&format!("t{}", i % 2))))
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap().unwrap();
+    }
+    assert_eq!(cloud.vms_created(), 2);
+}
+
+/// A cloud on `clock` saving to `file`.
+fn saved_cloud(file: &std::path::Path, clock: &SimClock) -> Result<SimulatedCloud, SimConfigError> {
+    let mut config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
+    config.state_file = Some(file.to_owned());
+    SimulatedCloud::with_clock(&config, AUTHORITY, clock.clone())
+}
+
+#[test]
+fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    let clock = SimClock::manual();
+    let first = saved_cloud(&file, &clock).unwrap();
+    let net = first
+        .create_network(&NetSpec {
+            tag: "link".into(),
+            name: "lan0".into(),
+            addresses: Vec::new(),
+        })
+        .unwrap()
+        .handle;
+    let mut linked = spec("linked");
+    linked.networks = vec![nic(&net)];
+    let vm = first.create_vm(&linked).unwrap();
+    let gone = first.create_vm(&spec("gone")).unwrap();
+    first.destroy(&gone).unwrap();
+    advance(&first, 100);
+    first.start(&vm).unwrap();
+    advance(&first, 400);
+    let before = first.observe(&vm).unwrap();
+    assert_eq!(before.state, VmState::Booting);
+    drop(first);
+
+    let second = saved_cloud(&file, &clock).unwrap();
+    let after = second.observe(&vm).unwrap();
+    assert_eq!(after, before, "the VM comes back as it was saved");
+    assert_eq!(
+        second.find_vm("gone").unwrap(),
+        None,
+        "destroyed VMs stay gone"
+    );
+    assert_eq!(second.vms_created(), 2);
+    advance(&second, 600);
+    assert_eq!(
+        state(&second, &vm),
+        VmState::Running,
+        "the boot continues from its saved start"
+    );
+    let again = second
+        .create_network(&NetSpec {
+            tag: "link".into(),
+            name: "lan0".into(),
+            addresses: Vec::new(),
+        })
+        .unwrap()
+        .handle;
+    assert_eq!(again, net, "the saved network is found by its tag");
+    let mut other = spec("other");
+    other.networks = vec![nic(&net)];
+    let fresh = second.create_vm(&other).unwrap();
+    assert_ne!(fresh, vm);
+    let fresh_ips = second.observe(&fresh).unwrap().addresses;
+    for (old, new) in before.addresses.iter().zip(&fresh_ips) {
+        assert_ne!(old.ip, new.ip, "saved leases are not handed out again");
+    }
+}
+
+#[test]
+fn an_unreadable_state_file_is_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    std::fs::write(&file, "{ not json").unwrap();
+    let err = saved_cloud(&file, &SimClock::manual()).unwrap_err();
+    assert_eq!(err.key, "backend.sim.state_file");
+    assert!(err.problem.contains("sim.json"), "{err}");
+}
