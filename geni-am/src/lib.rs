@@ -13,6 +13,7 @@ pub mod core;
 pub mod geni;
 pub mod jobs;
 pub mod server;
+pub mod service;
 pub mod store;
 pub mod time;
 pub mod xmlrpc;

@@ -8,7 +8,7 @@ mod core_support;
 
 use api_support::*;
 use chrono::{TimeDelta, Utc};
-use geni_am::server::ApiVersion;
+use geni_am::api::ApiVersion;
 use geni_am::xmlrpc::Value;
 use geni_credentials::devca::Authority;
 use geni_credentials::sign::{self, Algorithms};
@@ -41,8 +41,8 @@ fn listresources_without_any_credential_is_forbidden_unless_the_advertisement_is
     assert!(out.contains("no credential was presented"), "{out}");
     assert!(out.contains("not public"), "{out}");
 
-    let mut config = core_support::config();
-    config.policy.public_advertisement = true;
+    let mut config = api_support::config();
+    config.aggregate.public_advertisement = true;
     let public = World::with_config(config);
     let advertisement = public.v3("ListResources", vec![Value::Array(vec![]), st(&[geni3()])]);
     let Value::String(rspec) = advertisement.ok() else {

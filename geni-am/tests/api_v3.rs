@@ -9,7 +9,7 @@ mod core_support;
 use api_support::*;
 use base64::Engine;
 use chrono::{DateTime, TimeDelta, Utc};
-use geni_am::server::ApiVersion;
+use geni_am::api::ApiVersion;
 use geni_am::xmlrpc::Value;
 use std::io::Read;
 

@@ -1,9 +1,9 @@
-//! `jobs::launch` brings the background work up from the example
+//! `service::launch` brings the background work up from the example
 //! configuration: the simulated cloud it describes, its hosts as the
 //! store's components, and jobs that stop when dropped.
 
 use geni_am::config::Config;
-use geni_am::jobs;
+use geni_am::service;
 use geni_am::store::Store;
 use std::path::PathBuf;
 
@@ -28,7 +28,7 @@ fn the_example_configuration_launches_the_simulated_cloud_and_seeds_components()
     let (dir, store) = fresh_store();
     config.store.url = store_url(&dir);
 
-    let running = jobs::launch(&config, store.clone()).unwrap();
+    let running = service::launch(&config, store.clone()).unwrap();
     assert_eq!(running.backend.name(), "simulated cloud");
     let components = store.components().unwrap();
     let hosts = &config.backend.sim.as_ref().unwrap().hosts;
@@ -48,7 +48,7 @@ fn a_missing_sim_section_is_reported_with_its_key() {
     config.backend.sim = None;
     let (dir, store) = fresh_store();
     config.store.url = store_url(&dir);
-    let err = jobs::launch(&config, store).err().unwrap();
+    let err = service::launch(&config, store).err().unwrap();
     assert!(
         err.to_string()
             .starts_with("cannot build the backend: backend.sim:"),

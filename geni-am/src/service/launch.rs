@@ -4,11 +4,12 @@
 //! jobs under this installation's instance name, with the purger of the
 //! store's retention — what `serve` does once the store is open.
 
-use super::JobsHandle;
 use crate::backend::{self, BackendConfigError, BackendError, Compute};
-use crate::config::Config;
+use crate::config::{Config, StoreConfig};
+use crate::jobs::{self, JobsHandle, StartError};
+use crate::store::retention::Retention;
 use crate::store::{Store, StoreError};
-use chrono::Utc;
+use chrono::{TimeDelta, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
@@ -36,7 +37,13 @@ pub enum LaunchError {
     /// A thread could not be started.
     #[error("cannot start the background jobs: {0}")]
     Thread(#[from] std::io::Error),
+    /// The jobs did not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
 }
+
+/// Most rows of one table the purge removes in one transaction.
+const PURGE_BATCH: i64 = 500;
 
 /// Builds the backend of `config` and writes its inventory to the
 /// components of `store`, then starts the jobs on a pool of their own to
@@ -44,7 +51,7 @@ pub enum LaunchError {
 /// holding every connection of the shared pool never stall them.
 pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let backend = backend::from_config(&config.backend, &config.aggregate.authority)?;
-    super::inventory::store(&store, &backend.inventory()?, Utc::now())?;
+    jobs::store_inventory(&store, &backend.inventory()?, Utc::now())?;
     let adopted = store.adopt_earlier_sizes()?;
     if adopted > 0 {
         tracing::info!(
@@ -65,10 +72,19 @@ pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     if jobs_config.instance_id.is_empty() {
         jobs_config.instance_id = format!("{}@{}", host_name(), config.server.listen);
     }
-    let mut jobs = super::start(own.clone(), backend.clone(), jobs_config)?;
+    let mut jobs = jobs::start(own.clone(), backend.clone(), jobs_config)?;
     let interval = Duration::from_secs(config.store.purge_interval_secs);
-    jobs.purge(own, config.store.retention(), interval, Arc::new(Utc::now))?;
+    jobs.purge(own, retention(&config.store), interval, Arc::new(Utc::now))?;
     Ok(Running { backend, jobs })
+}
+
+/// What the store keeps, and for how long (`[store]` retention keys).
+pub fn retention(store: &StoreConfig) -> Retention {
+    Retention {
+        ended: TimeDelta::days(i64::from(store.retention_days)),
+        events: TimeDelta::days(i64::from(store.event_retention_days)),
+        batch: PURGE_BATCH,
+    }
 }
 
 /// This machine's host name (`localhost` when the system does not say).
