@@ -1,4 +1,4 @@
-//! Credential checks at the handler level (AMAPI.md §6, §7, §8): every bad
+//! Credential checks at the handler level (GENI AM API v3 "Authorization", SFA credentials, speaks-for): every bad
 //! credential the acceptance suite sends answered with its exact
 //! CREDENTIAL_* or FORBIDDEN code, credentials as structs or bare strings,
 //! speaks-for, and the credential's expiry as the sliver's hard cap.
