@@ -1,18 +1,20 @@
-//! What the API layer adds to a call: ListResources answered through
-//! `Api::answer_body` (XML-RPC decode, credential check, advertisement,
-//! envelope, encode) against a baseline of the work it cannot avoid —
-//! verifying the same user credential and rendering the same
-//! advertisement — measured in the same run; GetVersion shows the cost of
-//! a call without credentials.
+//! What the API layer adds to a call: ListResources answered through the
+//! server's request handler (client check, body limit, XML-RPC decode,
+//! credential check, advertisement, envelope, encode), built by the
+//! service's composition root from a configuration, against a baseline of
+//! the work it cannot avoid — verifying the same user credential and
+//! rendering the same advertisement — measured in the same run; GetVersion
+//! shows the cost of a call without credentials.
 //!
 //! `cargo bench -p geni-am --bench api_dispatch -- --warm-up-time 1 --measurement-time 3`
 
 use chrono::{TimeDelta, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
-use geni_am::api::{Api, Endpoints};
-use geni_am::core::{Aggregate, AggregateConfig, Policy};
-use geni_am::server::ApiVersion;
-use geni_am::store::Store;
+use geni_am::api::ApiVersion;
+use geni_am::config::Config;
+use geni_am::core::Aggregate;
+use geni_am::server::{Endpoint, PeerIdentity};
+use geni_am::service;
 use geni_am::store::components::component_rows;
 use geni_am::xmlrpc::{self, Value};
 use geni_am_backend::Compute;
@@ -28,6 +30,24 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 const AUTHORITY: &str = "am.bench.example";
+
+/// The benched aggregate's configuration (the files it names are never read).
+const CONFIG: &str = r#"
+[server]
+listen = "127.0.0.1:0"
+public_url = "https://am.bench.example"
+cert = "am-cert.pem"
+key = "am-key.pem"
+trust_roots = "trusted"
+
+[aggregate]
+authority = "am.bench.example"
+urn = "urn:publicid:IDN+am.bench.example+authority+am"
+cm_urn = "urn:publicid:IDN+am.bench.example+authority+cm"
+
+[backend]
+kind = "sim"
+"#;
 
 fn string(text: &str) -> Value {
     Value::String(text.into())
@@ -54,24 +74,18 @@ fn bench(c: &mut Criterion) {
     .unwrap();
 
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("am.sqlite").to_string_lossy(), 4).unwrap();
+    let mut config = Config::parse(CONFIG).unwrap();
+    config.store.url = dir.path().join("am.sqlite").to_string_lossy().into_owned();
+    config.store.pool_size = 4;
+    let store = service::open_store(&config.store).unwrap();
     let sim: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
     let cloud = SimulatedCloud::new(&sim, AUTHORITY).unwrap();
     let rows = component_rows(&cloud.inventory().unwrap());
     store.sync_components(&rows, Utc::now()).unwrap();
-    let config = AggregateConfig {
-        authority: AUTHORITY.into(),
-        am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
-        cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
-        policy: Policy::default(),
-        ssh: Default::default(),
-    };
-    let aggregate = Aggregate::new(store, config).unwrap();
-    let endpoints = Endpoints {
-        v2: "https://am.bench.example/am/2".into(),
-        v3: "https://am.bench.example/am/3".into(),
-    };
-    let api = Api::new(aggregate.clone(), Arc::clone(&trust), endpoints);
+    let aggregate = Aggregate::new(store, service::aggregate_config(&config)).unwrap();
+    let handler = service::handler(aggregate.clone(), Arc::clone(&trust), &config.server);
+    let peer = PeerIdentity::Verified(Arc::new(chain));
+    let v3 = Endpoint::Api(ApiVersion::V3);
 
     let wrapped = Value::Struct(BTreeMap::from([
         ("geni_type".to_owned(), string("geni_sfa")),
@@ -101,11 +115,11 @@ fn bench(c: &mut Criterion) {
             black_box(aggregate.advertisement(false).unwrap())
         })
     });
-    group.bench_function("ListResources via Api::answer_body", |b| {
-        b.iter(|| black_box(api.answer_body(ApiVersion::V3, &chain, list.as_bytes())))
+    group.bench_function("ListResources via the request handler", |b| {
+        b.iter(|| black_box(handler.answer(v3, Some(&peer), list.as_bytes())))
     });
-    group.bench_function("GetVersion via Api::answer_body", |b| {
-        b.iter(|| black_box(api.answer_body(ApiVersion::V3, &chain, get_version.as_bytes())))
+    group.bench_function("GetVersion via the request handler", |b| {
+        b.iter(|| black_box(handler.answer(v3, Some(&peer), get_version.as_bytes())))
     });
     group.finish();
 }

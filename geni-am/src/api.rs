@@ -1,11 +1,13 @@
-//! The AM API handlers (AMAPI.md §2 for v3, §3 for v2): a decoded call and
-//! the caller's verified certificate chain in, a GENI envelope out.
+//! The AM API handlers (the GENI AM API v3 and v2 specifications): a
+//! decoded call and the caller's verified certificate chain in, a GENI
+//! envelope out.
 //!
-//! [`Api`] is the server's [`Dispatch`]: it runs each call on the blocking
-//! pool (`actix_web::web::block`), because credential checks and the core
-//! are synchronous. An unknown method is an XML-RPC fault; everything else
-//! is an envelope `{code: {geni_code}, value, output}` whose code comes
-//! from the one mapping in [`errors`].
+//! [`Api::answer`] is synchronous, because credential checks and the core
+//! are; the server runs it on its blocking pool, behind the one request
+//! handler (`server::handler`) that also decodes and encodes the XML-RPC.
+//! An unknown method is an XML-RPC fault; everything else is an envelope
+//! `{code: {geni_code}, value, output}` whose code comes from the one
+//! mapping in [`errors`].
 
 pub mod args;
 pub mod auth;
@@ -20,8 +22,7 @@ pub use version::Endpoints;
 use crate::core::Aggregate;
 use crate::geni::AmError;
 use crate::model::{Principal, Selector};
-use crate::server::{ApiVersion, Dispatch, ReplyFuture};
-use crate::xmlrpc::{self, Call, Fault, Reply, Value, fault_code};
+use crate::xmlrpc::{Call, Fault, Reply, Value, fault_code};
 use args::{Options, Params};
 use auth::{Check, Presented};
 use chrono::{DateTime, Utc};
@@ -31,9 +32,24 @@ use geni_credentials::privilege;
 use geni_credentials::{TrustStore, VerifiedChain};
 use std::sync::Arc;
 
-/// Largest body [`Api::answer_body`] decodes (the server applies its own
-/// configured limit before dispatching).
-pub const BODY_LIMIT: usize = 64 << 20;
+/// Which AM API an endpoint serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiVersion {
+    /// AM API v2 (`/am/2`).
+    V2,
+    /// AM API v3 (`/am/3`).
+    V3,
+}
+
+impl ApiVersion {
+    /// The version number (`2` or `3`).
+    pub fn number(self) -> u32 {
+        match self {
+            ApiVersion::V2 => 2,
+            ApiVersion::V3 => 3,
+        }
+    }
+}
 
 /// What a handler returns: the value and the `output` text, or the error.
 type Outcome = Result<(Value, String), AmError>;
@@ -94,37 +110,6 @@ impl Api {
             envelope::with_api(envelope, version.number())
         } else {
             envelope
-        })
-    }
-
-    /// Answers an XML-RPC request body with a response body: decoding,
-    /// [`Api::answer`] and encoding, faults included.
-    pub fn answer_body(&self, version: ApiVersion, caller: &VerifiedChain, body: &[u8]) -> String {
-        let call = match xmlrpc::decode_call(body, BODY_LIMIT) {
-            Ok(call) => call,
-            Err(error) => return xmlrpc::encode_fault(error.fault_code(), &error.to_string()),
-        };
-        match self.answer(version, caller, &call) {
-            Ok(value) => xmlrpc::encode_response(&value).unwrap_or_else(|e| {
-                xmlrpc::encode_fault(fault_code::INTERNAL_ERROR, &e.to_string())
-            }),
-            Err(fault) => xmlrpc::encode_fault(fault.code(), fault.string()),
-        }
-    }
-}
-
-impl Dispatch for Api {
-    fn dispatch(&self, version: ApiVersion, caller: Arc<VerifiedChain>, call: Call) -> ReplyFuture {
-        let api = self.clone();
-        Box::pin(async move {
-            actix_web::web::block(move || api.answer(version, &caller, &call))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(Fault::new(
-                        fault_code::INTERNAL_ERROR,
-                        format!("the aggregate could not run the call: {e}"),
-                    ))
-                })
         })
     }
 }

@@ -9,19 +9,21 @@
 //! the advertisement is public), `[store]` (SQLite file or PostgreSQL URL,
 //! retention), `[backend]` (`kind`, the `[backend.sim]` simulated
 //! cloud and the `[backend.opennebula]` driver), `[jobs]` (background
-//! workers, owned by `jobs::config`), `[logins]` (the SSH port of the VMs
-//! and an optional SSH gateway).
+//! workers, see [`jobs`]), `[logins]` (the SSH port of the VMs and an
+//! optional SSH gateway).
+//!
+//! Plain data: the layers that use a section take its type, or are given
+//! what they need by the composition root (`service`); nothing here
+//! imports them.
 
+mod jobs;
 mod syntax;
 mod tls;
 mod validate;
 
+pub use jobs::{JobsConfig, JobsConfigError};
 pub use tls::{TlsFileError, TlsIdentity};
 
-use crate::core::Policy;
-use crate::jobs::JobsConfig;
-use crate::store::retention::Retention;
-use chrono::TimeDelta;
 use geni_am_backend::sim::config::SimConfig;
 use geni_am_opennebula::config::OneConfig;
 use serde::Deserialize;
@@ -29,9 +31,6 @@ use std::path::{Path, PathBuf};
 
 /// Largest configuration file read.
 const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// Most rows of one table the purge removes in one transaction.
-const PURGE_BATCH: i64 = 500;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
@@ -73,19 +72,6 @@ impl Default for LoginsConfig {
             port: 22,
             gateway: None,
             gateway_port: 22,
-        }
-    }
-}
-
-impl LoginsConfig {
-    /// The SSH access the core writes into manifests.
-    pub fn to_core(&self) -> crate::core::SshAccess {
-        crate::core::SshAccess {
-            port: self.port,
-            gateway: self
-                .gateway
-                .as_ref()
-                .map(|host| (host.trim().to_owned(), self.gateway_port)),
         }
     }
 }
@@ -330,32 +316,6 @@ impl ServerConfig {
     }
 }
 
-impl AggregateConfig {
-    /// The identity and policy in the form `core::Aggregate` takes.
-    pub fn to_core(&self) -> crate::core::AggregateConfig {
-        let seconds = |secs: u64| {
-            i64::try_from(secs)
-                .ok()
-                .and_then(TimeDelta::try_seconds)
-                .unwrap_or(TimeDelta::MAX)
-        };
-        crate::core::AggregateConfig {
-            authority: self.authority.clone(),
-            am_urn: self.urn.clone(),
-            cm_urn: self.cm_urn.clone(),
-            policy: Policy {
-                allocation_timeout: seconds(self.allocation_timeout_secs),
-                default_lease: seconds(self.default_lease_secs),
-                max_lease: seconds(self.max_lease_secs),
-                max_slivers_per_slice: self.max_slivers_per_slice as usize,
-                public_advertisement: self.public_advertisement,
-                default_sliver_type: self.default_sliver_type.clone(),
-            },
-            ssh: crate::core::SshAccess::default(),
-        }
-    }
-}
-
 impl BackendConfig {
     /// The names of the sliver types the configured backend offers, in
     /// the order they are configured (none when its section is missing).
@@ -379,17 +339,6 @@ impl StoreConfig {
     /// Whether the store is a PostgreSQL URL (otherwise a SQLite file).
     pub fn is_postgres(&self) -> bool {
         self.url.starts_with("postgres://") || self.url.starts_with("postgresql://")
-    }
-}
-
-impl StoreConfig {
-    /// What the store keeps, and for how long.
-    pub fn retention(&self) -> Retention {
-        Retention {
-            ended: TimeDelta::days(i64::from(self.retention_days)),
-            events: TimeDelta::days(i64::from(self.event_retention_days)),
-            batch: PURGE_BATCH,
-        }
     }
 }
 

@@ -10,10 +10,8 @@
 //! Requests never wait for any of it: they read the state these threads
 //! write to the store.
 
-pub mod config;
 mod execute;
 mod inventory;
-mod launch;
 mod networks;
 mod observe;
 mod outage;
@@ -23,14 +21,25 @@ mod reaper;
 mod reconciler;
 mod worker;
 
+pub use crate::config::JobsConfig;
 use crate::store::Store;
 use crate::store::retention::Retention;
-pub use config::JobsConfig;
 use geni_am_backend::Compute;
-pub use launch::{LaunchError, Running, launch};
+pub use inventory::store as store_inventory;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// Why the background jobs could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The leases of an earlier run could not be ended.
+    #[error("cannot reclaim the jobs of an earlier run: {0}")]
+    Store(#[from] crate::store::StoreError),
+    /// A thread could not be started.
+    #[error("cannot start the background jobs: {0}")]
+    Thread(#[from] std::io::Error),
+}
 
 /// What every background thread shares.
 struct Context {
@@ -126,7 +135,7 @@ pub fn start(
     store: Store,
     backend: Arc<dyn Compute>,
     config: JobsConfig,
-) -> Result<JobsHandle, LaunchError> {
+) -> Result<JobsHandle, StartError> {
     let context = Arc::new(Context {
         backend: outage::Watched::new(backend, store.clone()),
         store,

@@ -1,10 +1,10 @@
 //! The HTTPS server: actix-web with an OpenSSL acceptor (client
 //! certificates required, see [`tls`]), `POST /am/3` and `POST /am/2`
-//! decoded as XML-RPC and handed with the verified caller to a
-//! [`Dispatch`], keep-alive, a body limit and a request deadline (see
-//! `body`, and `watchdog` for requests after the first on a connection),
-//! caps on open connections (see `admission`), a `tracing` span per call,
-//! and graceful shutdown on SIGTERM/SIGINT.
+//! answered by the one request [`Handler`] (403, body limit, XML-RPC
+//! decoding, the [`Dispatch`] with the verified caller, a `tracing` span
+//! per call), keep-alive, a request deadline (see `body`, and `watchdog`
+//! for requests after the first on a connection), caps on open
+//! connections (see `admission`), and graceful shutdown on SIGTERM/SIGINT.
 //!
 //! The listening socket is bound first ([`bind`]), so a process that
 //! cannot have the port stops before it builds anything else; accepted
@@ -14,52 +14,21 @@
 
 mod admission;
 mod body;
+mod handler;
 mod routes;
 pub mod tls;
 mod watchdog;
 
+pub use handler::{Content, Dispatch, Endpoint, Handler, Response};
 pub use tls::PeerIdentity;
 
 use crate::config::{ServerConfig, TlsFileError, TlsIdentity};
-use crate::xmlrpc::{Call, Reply};
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer, web};
-use geni_credentials::{TrustLoadError, TrustStore, VerifiedChain};
-use std::future::Future;
+use geni_credentials::{TrustLoadError, TrustStore};
 use std::net::{SocketAddr, TcpListener};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Which AM API an endpoint serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiVersion {
-    /// AM API v2 (`/am/2`).
-    V2,
-    /// AM API v3 (`/am/3`).
-    V3,
-}
-
-impl ApiVersion {
-    /// The version number (`2` or `3`).
-    pub fn number(self) -> u32 {
-        match self {
-            ApiVersion::V2 => 2,
-            ApiVersion::V3 => 3,
-        }
-    }
-}
-
-/// A reply still being computed. Handlers run on the server's worker
-/// threads, so blocking work belongs in `actix_web::web::block`.
-pub type ReplyFuture = Pin<Box<dyn Future<Output = Reply>>>;
-
-/// What answers the calls the server receives.
-pub trait Dispatch: Send + Sync + 'static {
-    /// Answers `call`, made on the `version` endpoint by the client whose
-    /// certificate chain is `caller` (verified against the trust roots).
-    fn dispatch(&self, version: ApiVersion, caller: Arc<VerifiedChain>, call: Call) -> ReplyFuture;
-}
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -150,10 +119,10 @@ impl Bound {
 
     /// Runs the server in the foreground until SIGTERM or SIGINT, then lets
     /// calls in progress finish (up to `shutdown_timeout_secs`) and returns.
-    pub fn run(self, dispatch: Arc<dyn Dispatch>) -> Result<(), ServerError> {
+    pub fn run(self, handler: Handler) -> Result<(), ServerError> {
         let listen = self.config.listen.clone();
         actix_web::rt::System::new()
-            .block_on(async move { self.build(dispatch)?.await })
+            .block_on(async move { self.build(handler)?.await })
             .map_err(|source| ServerError::Io { listen, source })
     }
 
@@ -165,7 +134,7 @@ impl Bound {
     }
 
     /// Builds the actix server (must run inside an actix system).
-    fn build(self, dispatch: Arc<dyn Dispatch>) -> std::io::Result<actix_web::dev::Server> {
+    fn build(self, handler: Handler) -> std::io::Result<actix_web::dev::Server> {
         let Bound {
             listener,
             tls,
@@ -174,8 +143,7 @@ impl Bound {
         } = self;
         let request_timeout = Duration::from_secs(config.request_timeout_secs);
         let state = web::Data::new(routes::State {
-            dispatch,
-            body_limit: config.body_limit,
+            handler,
             request_timeout,
         });
         let gate = routes::Gate {
@@ -217,7 +185,7 @@ pub fn load_trust(config: &ServerConfig) -> Result<Arc<TrustStore>, ServerError>
 pub fn spawn(
     config: &ServerConfig,
     trust: Arc<TrustStore>,
-    dispatch: Arc<dyn Dispatch>,
+    handler: Handler,
 ) -> Result<RunningServer, ServerError> {
     let bound = bind(config, trust)?;
     let addr = bound.local_addr()?;
@@ -228,7 +196,7 @@ pub fn spawn(
     let (sender, receiver) = std::sync::mpsc::channel();
     let thread = std::thread::spawn(move || {
         actix_web::rt::System::new().block_on(async move {
-            let server = bound.build(dispatch)?;
+            let server = bound.build(handler)?;
             let _ = sender.send(server.handle());
             server.await
         })

@@ -1,4 +1,4 @@
-//! Credential checks at the handler level (AMAPI.md §6, §7, §8): every bad
+//! Credential checks at the handler level (GENI AM API v3 "Authorization", SFA credentials, speaks-for): every bad
 //! credential the acceptance suite sends answered with its exact
 //! CREDENTIAL_* or FORBIDDEN code, credentials as structs or bare strings,
 //! speaks-for, and the credential's expiry as the sliver's hard cap.
@@ -8,7 +8,7 @@ mod core_support;
 
 use api_support::*;
 use chrono::{TimeDelta, Utc};
-use geni_am::server::ApiVersion;
+use geni_am::api::ApiVersion;
 use geni_am::xmlrpc::Value;
 use geni_credentials::devca::Authority;
 use geni_credentials::sign::{self, Algorithms};
@@ -41,8 +41,8 @@ fn listresources_without_any_credential_is_forbidden_unless_the_advertisement_is
     assert!(out.contains("no credential was presented"), "{out}");
     assert!(out.contains("not public"), "{out}");
 
-    let mut config = core_support::config();
-    config.policy.public_advertisement = true;
+    let mut config = api_support::config();
+    config.aggregate.public_advertisement = true;
     let public = World::with_config(config);
     let advertisement = public.v3("ListResources", vec![Value::Array(vec![]), st(&[geni3()])]);
     let Value::String(rspec) = advertisement.ok() else {

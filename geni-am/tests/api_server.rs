@@ -1,7 +1,7 @@
 //! The API behind the real HTTPS server in process: calls made over TLS
 //! with a client certificate reach the handlers through the server's
-//! dispatcher (the blocking pool) and come back as GENI envelopes; an
-//! unknown method comes back as an XML-RPC fault.
+//! request handler (on the blocking pool) and come back as GENI envelopes;
+//! an unknown method comes back as an XML-RPC fault.
 
 mod api_support;
 mod core_support;
@@ -9,8 +9,8 @@ mod core_support;
 use api_support::*;
 use geni_am::client::Client;
 use geni_am::config::ServerConfig;
-use geni_am::server;
 use geni_am::xmlrpc::{Value, fault_code};
+use geni_am::{server, service};
 use std::sync::Arc;
 
 #[test]
@@ -39,7 +39,8 @@ fn calls_over_tls_reach_the_handlers() {
         max_connections: 64,
         max_connections_per_client: 16,
     };
-    let running = server::spawn(&config, Arc::clone(&w.trust), Arc::new(w.api.clone())).unwrap();
+    let handler = service::handler(w.aggregate.clone(), Arc::clone(&w.trust), &config);
+    let running = server::spawn(&config, Arc::clone(&w.trust), handler).unwrap();
     let (cert, key) = w.alice.write_pem(dir.path(), "alice").unwrap();
     let url = format!("https://localhost:{}/am/3", running.addr.port());
     let mut client = Client::new(&url, &cert, &key, None).unwrap();

@@ -1,4 +1,4 @@
-//! AM API v2 at the handler level (AMAPI.md §3): GetVersion,
+//! AM API v2 at the handler level (the GENI AM API v2 specification): GetVersion,
 //! ListResources (advertisement, and with `geni_slice_urn` the slice's
 //! manifest), CreateSliver with users, SliverStatus's shape, RenewSliver
 //! with the real expiry in `output`, DeleteSliver and Shutdown, with

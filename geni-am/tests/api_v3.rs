@@ -1,4 +1,4 @@
-//! AM API v3 at the handler level: every method and option of AMAPI.md §2
+//! AM API v3 at the handler level: every method and option of the GENI AM API v3
 //! called with XML-RPC bodies as clients send them, by a caller with a
 //! development-CA certificate and signed credentials, on a fresh SQLite
 //! store; corpus requests and manifests as RSpecs.
@@ -9,7 +9,7 @@ mod core_support;
 use api_support::*;
 use base64::Engine;
 use chrono::{DateTime, TimeDelta, Utc};
-use geni_am::server::ApiVersion;
+use geni_am::api::ApiVersion;
 use geni_am::xmlrpc::Value;
 use std::io::Read;
 

@@ -63,14 +63,14 @@ fn the_dev_configuration_loads_with_paths_resolved_against_its_directory() {
         config.aggregate.urn,
         "urn:publicid:IDN+geni-am.test+authority+am"
     );
-    let core = config.aggregate.to_core();
+    let core = geni_am::service::aggregate_config(&config);
     assert_eq!(core.am_urn, config.aggregate.urn);
     assert_eq!(
         core.policy.allocation_timeout,
         chrono::TimeDelta::minutes(10)
     );
     assert_eq!(core.policy.max_lease, chrono::TimeDelta::days(30));
-    assert_eq!(config.jobs, geni_am::jobs::JobsConfig::default());
+    assert_eq!(config.jobs, geni_am::config::JobsConfig::default());
 }
 
 /// Each edit of the dev configuration and the words its refusal must contain.
@@ -214,7 +214,12 @@ const MISTAKES: &[(&str, &str, &[&str])] = &[
 fn an_advertised_default_sliver_type_reaches_the_core() {
     let (dir, text) = dev_dir();
     let unset = load(dir.path(), &text).unwrap();
-    assert_eq!(unset.aggregate.to_core().policy.default_sliver_type, None);
+    assert_eq!(
+        geni_am::service::aggregate_config(&unset)
+            .policy
+            .default_sliver_type,
+        None
+    );
     let edited = text.replacen(
         "[aggregate]",
         "[aggregate]\ndefault_sliver_type = \"default-vm\"",
@@ -222,9 +227,7 @@ fn an_advertised_default_sliver_type_reaches_the_core() {
     );
     let config = load(dir.path(), &edited).unwrap();
     assert_eq!(
-        config
-            .aggregate
-            .to_core()
+        geni_am::service::aggregate_config(&config)
             .policy
             .default_sliver_type
             .as_deref(),

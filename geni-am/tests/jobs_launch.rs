@@ -1,11 +1,9 @@
-//! `jobs::launch` brings the background work up from the example
-//! configuration: the simulated cloud it describes (built by
-//! `service::backend`), its hosts as the store's components, and jobs that
-//! stop when dropped.
+//! `service::launch` brings the background work up from the example
+//! configuration: the simulated cloud it describes, its hosts as the
+//! store's components, and jobs that stop when dropped.
 
 use geni_am::config::Config;
-use geni_am::jobs;
-use geni_am::service::backend::from_config;
+use geni_am::service;
 use geni_am::store::Store;
 use std::path::PathBuf;
 
@@ -30,8 +28,7 @@ fn the_example_configuration_launches_the_simulated_cloud_and_seeds_components()
     let (dir, store) = fresh_store();
     config.store.url = store_url(&dir);
 
-    let backend = from_config(&config.backend, &config.aggregate.authority).unwrap();
-    let running = jobs::launch(&config, store.clone(), backend).unwrap();
+    let running = service::launch(&config, store.clone()).unwrap();
     assert_eq!(running.backend.name(), "simulated cloud");
     let components = store.components().unwrap();
     let hosts = &config.backend.sim.as_ref().unwrap().hosts;
@@ -49,8 +46,12 @@ fn the_example_configuration_launches_the_simulated_cloud_and_seeds_components()
 fn a_missing_sim_section_is_reported_with_its_key() {
     let mut config = example();
     config.backend.sim = None;
-    let err = from_config(&config.backend, &config.aggregate.authority)
-        .err()
-        .unwrap();
-    assert!(err.to_string().starts_with("backend.sim:"), "{err}");
+    let (dir, store) = fresh_store();
+    config.store.url = store_url(&dir);
+    let err = service::launch(&config, store).err().unwrap();
+    assert!(
+        err.to_string()
+            .starts_with("cannot build the backend: backend.sim:"),
+        "{err}"
+    );
 }

@@ -5,10 +5,11 @@
 //! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
 //! faults readable by XML-RPC clients, keep-alive) behaves.
 
+use geni_am::api::ApiVersion;
 use geni_am::client::{Client, ClientError};
 use geni_am::config::ServerConfig;
-use geni_am::server::{self, ApiVersion, Dispatch, ReplyFuture, RunningServer};
-use geni_am::xmlrpc::{self, Call, Fault, Value, as_str, fault_code, member};
+use geni_am::server::{self, Dispatch, Handler, RunningServer};
+use geni_am::xmlrpc::{self, Call, Fault, Reply, Value, as_str, fault_code, member};
 use geni_credentials::devca::{Authority, Defect, Identity};
 use geni_credentials::{TrustStore, VerifiedChain};
 use std::collections::BTreeMap;
@@ -19,8 +20,8 @@ use std::sync::Arc;
 struct Echo;
 
 impl Dispatch for Echo {
-    fn dispatch(&self, version: ApiVersion, caller: Arc<VerifiedChain>, call: Call) -> ReplyFuture {
-        let reply = match call.method.as_str() {
+    fn dispatch(&self, version: ApiVersion, caller: &VerifiedChain, call: &Call) -> Reply {
+        match call.method.as_str() {
             "Echo" => Ok(Value::Struct(BTreeMap::from([
                 ("api".to_owned(), Value::Integer(version.number() as i32)),
                 (
@@ -31,14 +32,13 @@ impl Dispatch for Echo {
                     "chain".to_owned(),
                     Value::Integer(caller.certificates().len() as i32),
                 ),
-                ("params".to_owned(), Value::Array(call.params)),
+                ("params".to_owned(), Value::Array(call.params.clone())),
             ]))),
             other => Err(Fault::new(
                 fault_code::METHOD_NOT_FOUND,
                 format!("no {other}"),
             )),
-        };
-        Box::pin(std::future::ready(reply))
+        }
     }
 }
 
@@ -75,7 +75,8 @@ impl Setup {
             max_connections_per_client: 16,
         };
         let trust = Arc::new(TrustStore::from_dir(&config.trust_roots).unwrap());
-        let server = server::spawn(&config, trust, Arc::new(Echo)).unwrap();
+        let handler = Handler::new(Arc::new(Echo), config.body_limit);
+        let server = server::spawn(&config, trust, handler).unwrap();
         Setup { dir, root, server }
     }
 

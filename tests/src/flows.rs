@@ -1,5 +1,5 @@
 //! Steps of AM API v3 lifecycles shared by the suites: each makes one call
-//! with the development slice's credential, asserts what AMAPI.md §2
+//! with the development slice's credential, asserts what the GENI AM API v3
 //! requires of a successful answer and returns what later steps need; and
 //! the v2 calls on the development slice ([`V2Slice`]).
 

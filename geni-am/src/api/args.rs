@@ -1,4 +1,4 @@
-//! Loose XML-RPC arguments to typed ones, leniently (AMAPI.md §1.3):
+//! Loose XML-RPC arguments to typed ones, leniently (GENI AM API, "Data types"):
 //! positional parameters by index and name, the options struct (unknown
 //! options ignored; booleans as `boolean`, `int` 0/1 or strings; times as
 //! RFC 3339 strings in any common spelling or `dateTime.iso8601`),

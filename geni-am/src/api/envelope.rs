@@ -1,6 +1,6 @@
 //! What the API answers with: the GENI envelope `{code: {geni_code},
-//! value, output}` (AMAPI.md §1.4; `output` always a string, never `nil`),
-//! the sliver-info struct (§2.13), and RSpecs in a string, compressed on
+//! value, output}` (GENI AM API v3, "Return Structure"; `output` always a string, never `nil`),
+//! the sliver-info struct (v3, "Sliver status"), and RSpecs in a string, compressed on
 //! request as base64 text of a zlib stream (`geni_compressed`).
 
 use crate::geni::{AmError, GeniCode};

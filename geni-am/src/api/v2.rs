@@ -1,4 +1,4 @@
-//! AM API v2 (AMAPI.md §3): GetVersion, ListResources (the advertisement,
+//! AM API v2 (the GENI AM API v2 specification): GetVersion, ListResources (the advertisement,
 //! or with `geni_slice_urn` the slice's manifest), CreateSliver,
 //! SliverStatus, RenewSliver, DeleteSliver, Shutdown. One sliver set per
 //! slice; methods take the slice URN.
@@ -71,7 +71,7 @@ fn sliver_status(context: &Context<'_>, params: Params<'_>) -> Outcome {
     Ok((status_value(&status), String::new()))
 }
 
-/// The v2 status word: the four of AMAPI.md §3, anything else `unknown`.
+/// The v2 status word: the four of the v2 "SliverStatus" section, anything else `unknown`.
 fn word(status: &str) -> &'static str {
     match status {
         "configuring" => "configuring",

@@ -1,7 +1,7 @@
-//! AM API v3 (AMAPI.md §2): GetVersion, ListResources, Describe, Allocate,
+//! AM API v3 (the GENI AM API v3 specification): GetVersion, ListResources, Describe, Allocate,
 //! Provision, Status, Renew, PerformOperationalAction, Delete, Shutdown.
 //! Each handler reads its arguments, authorises, calls the core and shapes
-//! the value of §2.3–§2.11.
+//! the value each method's section of that specification defines.
 
 use super::args::Params;
 use super::envelope::{self, fields, sliver_infos, text};

@@ -1,4 +1,4 @@
-//! GetVersion (AMAPI.md §2.2, §3): the API versions served at absolute
+//! GetVersion (GENI AM API v3 and v2, "GetVersion"): the API versions served at absolute
 //! URLs, the RSpec versions spoken (GENI 3 with the ssh-user, opstate and
 //! proxy extensions), the credential types accepted, the allocation model
 //! (`geni_many`; `geni_single_allocation` omitted, i.e. false) and who the

@@ -1,20 +1,22 @@
 //! The HTTP routes: `POST /am/3` and `POST /am/2` (a trailing slash
 //! allowed), and `POST /` answering GetVersion, whose reply lists both
-//! endpoints, so a client given the bare host finds them. What the server
-//! refuses is answered with an XML-RPC fault a client can read, under the
-//! HTTP status that says why: 404 for other paths and 405 for other
-//! methods (both naming the endpoints), 503 beyond the connection caps,
-//! 408/413/415/400 when the body is late, too large, in an unknown
-//! encoding or unreadable; 403, when the connection's client certificate
-//! did not verify, carries the reason as plain text. A body that is not a method call gets a fault
-//! with 200; the rest is handed to the dispatcher inside a `tracing` span
-//! naming the API version, method and caller.
+//! endpoints, so a client given the bare host finds them. A thin actix
+//! adapter over the one request handler ([`Handler`]): what only the
+//! HTTP connection knows is decided here — 404 for other paths and 405
+//! for other methods (both naming the endpoints), 503 beyond the
+//! connection caps, 408/413/415/400 when the body is late, too large, in
+//! an unknown encoding or unreadable, each an XML-RPC fault a client can
+//! read — and the rest (403 for a client certificate that did not
+//! verify, decoding, dispatching, encoding) is the handler's, run on the
+//! blocking pool.
 
 use super::admission::{Connections, OverCapacity};
 use super::body::{self, Bounds};
+use super::handler::{Content, ENDPOINTS, Endpoint, Handler, Response};
 use super::watchdog::Watch;
-use super::{ApiVersion, Dispatch, PeerIdentity, tls};
-use crate::xmlrpc::{self, fault_code};
+use super::{PeerIdentity, tls};
+use crate::api::ApiVersion;
+use crate::xmlrpc::fault_code;
 use actix_tls::accept::openssl::TlsStream;
 use actix_web::dev::Extensions;
 use actix_web::http::StatusCode;
@@ -26,17 +28,11 @@ use std::any::Any;
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tracing::Instrument;
-
-/// What the endpoints are, for the messages of refused requests.
-const ENDPOINTS: &str = "this aggregate answers XML-RPC POSTs at /am/3 (AM API v3) and /am/2 (AM API v2); POST GetVersion to / lists both";
 
 /// What every handler shares.
 pub(super) struct State {
-    /// Answers the calls.
-    pub(super) dispatch: Arc<dyn Dispatch>,
-    /// Largest body decoded.
-    pub(super) body_limit: usize,
+    /// Answers the requests.
+    pub(super) handler: Handler,
     /// Time a client has to send a whole request.
     pub(super) request_timeout: Duration,
 }
@@ -47,15 +43,6 @@ struct Connection {
     accepted: Instant,
     /// Whether a request was already read on it (keep-alive).
     served: Cell<bool>,
-}
-
-/// Where a call was posted.
-#[derive(Debug, Clone, Copy)]
-enum Endpoint {
-    /// An AM API endpoint.
-    Api(ApiVersion),
-    /// `/`, which answers GetVersion only.
-    Root,
 }
 
 /// Registers the endpoints and the answer to every other request.
@@ -145,17 +132,17 @@ async fn root(
 }
 
 async fn not_found(request: HttpRequest) -> HttpResponse {
-    refusal(
+    http(Response::refusal(
         StatusCode::NOT_FOUND,
         &format!("there is nothing at {}: {ENDPOINTS}", request.path()),
-    )
+    ))
 }
 
 async fn not_post(request: HttpRequest) -> HttpResponse {
-    refusal(
+    http(Response::refusal(
         StatusCode::METHOD_NOT_ALLOWED,
         &format!("{} is not answered: {ENDPOINTS}", request.method()),
-    )
+    ))
 }
 
 /// When the request now being read must have been received: the first
@@ -169,7 +156,8 @@ fn deadline(request: &HttpRequest, timeout: Duration) -> Instant {
     }
 }
 
-/// Admits, authenticates, reads, decodes, dispatches and encodes one call.
+/// Admits the connection, reads the body within its bounds, and hands
+/// the request to the [`Handler`] on the blocking pool.
 async fn answer(
     endpoint: Endpoint,
     request: &HttpRequest,
@@ -179,89 +167,41 @@ async fn answer(
     let _call = request.conn_data::<Watch>().map(Watch::call);
     if let Some(OverCapacity(reason)) = request.conn_data::<OverCapacity>() {
         tracing::info!(reason, "connection over capacity");
-        return refusal(StatusCode::SERVICE_UNAVAILABLE, reason);
+        return http(Response::refusal(StatusCode::SERVICE_UNAVAILABLE, reason));
     }
-    let caller = match request.conn_data::<PeerIdentity>() {
-        Some(PeerIdentity::Verified(chain)) => Arc::clone(chain),
-        Some(PeerIdentity::Refused(reason)) => return forbidden(reason),
-        None => return forbidden("no client certificate was presented"),
-    };
+    let peer = request.conn_data::<PeerIdentity>().cloned();
+    if let Err(refused) = Handler::caller(peer.as_ref()) {
+        return http(refused);
+    }
     let bounds = Bounds {
-        limit: state.body_limit,
+        limit: state.handler.body_limit(),
         deadline: deadline(request, state.request_timeout),
         timeout_secs: state.request_timeout.as_secs(),
     };
     let body = match body::read(request.headers(), payload, &bounds).await {
         Ok(body) => body,
-        Err(error) => {
-            tracing::info!(%error, "request body refused");
-            return refusal(error.status(), &error.to_string());
-        }
+        Err(error) => return http(Response::unread(&error)),
     };
-    let (version, call) = match (endpoint, xmlrpc::decode_call(&body, state.body_limit)) {
-        (_, Err(error)) => {
-            tracing::info!(%error, "malformed call");
-            return xml(xmlrpc::encode_fault(error.fault_code(), &error.to_string()));
-        }
-        (Endpoint::Api(version), Ok(call)) => (version, call),
-        (Endpoint::Root, Ok(call)) if call.method == "GetVersion" => (ApiVersion::V3, call),
-        (Endpoint::Root, Ok(call)) => {
-            return xml(xmlrpc::encode_fault(
-                fault_code::METHOD_NOT_FOUND,
-                &format!("{} is not answered at /: {ENDPOINTS}", call.method),
-            ));
-        }
-    };
-    let caller_urn = caller
-        .leaf_urn()
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    let span = tracing::info_span!("call", api = version.number(), method = %call.method, caller = %caller_urn);
-    let reply = state
-        .dispatch
-        .dispatch(version, caller, call)
-        .instrument(span.clone())
-        .await;
-    let _entered = span.enter();
-    match reply {
-        Ok(value) => match xmlrpc::encode_response(&value) {
-            Ok(body) => xml(body),
-            Err(error) => {
-                tracing::error!(%error, "unencodable response");
-                xml(xmlrpc::encode_fault(
-                    fault_code::INTERNAL_ERROR,
-                    &format!("the aggregate failed to encode its answer: {error}"),
-                ))
-            }
-        },
-        Err(fault) => {
-            tracing::info!(code = fault.code(), message = fault.string(), "fault");
-            xml(xmlrpc::encode_fault(fault.code(), fault.string()))
-        }
+    let handler = state.handler.clone();
+    let answered = web::block(move || handler.answer(endpoint, peer.as_ref(), &body)).await;
+    match answered {
+        Ok(response) => http(response),
+        Err(error) => http(Response::fault(
+            fault_code::INTERNAL_ERROR,
+            &format!("the aggregate could not run the call: {error}"),
+        )),
     }
 }
 
-/// A `text/xml` answer.
-fn xml(body: String) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(ContentType::xml())
-        .body(body)
-}
-
-/// A request refused before it reached the dispatcher: `status`, and an
-/// XML-RPC fault saying why. The connection is closed after it, since
-/// what is left of the request's body was not read.
-fn refusal(status: StatusCode, message: &str) -> HttpResponse {
-    HttpResponse::build(status)
-        .force_close()
-        .content_type(ContentType::xml())
-        .body(xmlrpc::encode_fault(fault_code::TRANSPORT_ERROR, message))
-}
-
-/// A 403 naming why the client certificate was not accepted.
-fn forbidden(reason: &str) -> HttpResponse {
-    tracing::info!(reason, "client refused");
-    HttpResponse::Forbidden()
-        .content_type(ContentType::plaintext())
-        .body(format!("{reason}\n"))
+/// The handler's response as actix sends it.
+fn http(response: Response) -> HttpResponse {
+    let mut builder = HttpResponse::build(response.status);
+    if response.close {
+        builder.force_close();
+    }
+    let content = match response.content {
+        Content::Xml => ContentType::xml(),
+        Content::Text => ContentType::plaintext(),
+    };
+    builder.content_type(content).body(response.body)
 }

@@ -1,15 +1,18 @@
 //! Shared fixtures of the API tests: a development CA (trusted root, user,
 //! slices), credentials signed by it, an aggregate on a fresh SQLite store
-//! reading the real clock, and calls made the way clients make them — an
-//! XML-RPC body through `Api::answer_body` with the caller's verified chain.
+//! reading the real clock, built from a configuration by the service's
+//! composition root, and calls made the way clients make them — an XML-RPC
+//! body through the server's request handler, with the configured body
+//! limit and the caller's verified chain.
 #![allow(dead_code)]
 
 use crate::core_support;
 use chrono::{DateTime, TimeDelta, Utc};
-use geni_am::api::{Api, Endpoints};
-use geni_am::core::{Aggregate, AggregateConfig};
-use geni_am::server::ApiVersion;
-use geni_am::store::Store;
+use geni_am::api::ApiVersion;
+use geni_am::config::Config;
+use geni_am::core::Aggregate;
+use geni_am::server::{Endpoint, Handler, PeerIdentity, Response};
+use geni_am::service;
 use geni_am::store::components::{ComponentRow, DiskImageSpec};
 use geni_am::xmlrpc::{self, Value, member};
 use geni_credentials::devca::{Authority, Identity};
@@ -56,7 +59,7 @@ fn host(name: &str) -> ComponentRow {
 
 /// The world one test runs in.
 pub struct World {
-    pub api: Api,
+    pub handler: Handler,
     pub authority: Authority,
     pub alice: Identity,
     pub trust: Arc<TrustStore>,
@@ -64,37 +67,59 @@ pub struct World {
     _dir: tempfile::TempDir,
 }
 
-/// The endpoints GetVersion advertises in the tests.
-pub fn endpoints() -> Endpoints {
-    Endpoints {
-        v2: "https://am.api.example:8443/am/2".into(),
-        v3: "https://am.api.example:8443/am/3".into(),
-    }
+/// The configuration of the tests' aggregate: GetVersion advertises
+/// `https://am.api.example:8443/am/{3,2}`, the identity is the core
+/// fixtures', every other key has its default (the files it names are
+/// never read).
+pub fn config() -> Config {
+    let text = format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+public_url = "https://am.api.example:8443"
+cert = "am-cert.pem"
+key = "am-key.pem"
+trust_roots = "trusted"
+
+[aggregate]
+authority = "{authority}"
+urn = "urn:publicid:IDN+{authority}+authority+am"
+cm_urn = "{cm}"
+
+[backend]
+kind = "sim"
+"#,
+        authority = core_support::AUTHORITY,
+        cm = core_support::CM,
+    );
+    Config::parse(&text).unwrap()
 }
 
 impl World {
     /// A fresh aggregate with two 4-CPU hosts and a CA trusting itself.
     pub fn new() -> World {
-        World::with_config(core_support::config())
+        World::with_config(config())
     }
 
     /// [`World::new`] with the aggregate configured as `config`.
-    pub fn with_config(config: AggregateConfig) -> World {
+    pub fn with_config(config: Config) -> World {
         let authority = Authority::root(AUTHORITY, "sa").unwrap();
         let alice = authority.user("alice").unwrap();
         let mut trust = TrustStore::new();
         trust.add_root(authority.cert().clone());
         let trust = Arc::new(trust);
         let dir = tempfile::tempdir().unwrap();
-        let url = dir.path().join("am.sqlite").to_string_lossy().into_owned();
-        let store = Store::open(&url, 4).unwrap();
+        let mut config = config;
+        config.store.url = dir.path().join("am.sqlite").to_string_lossy().into_owned();
+        config.store.pool_size = 4;
+        let store = service::open_store(&config.store).unwrap();
         store
             .sync_components(&[host("h1"), host("h2")], Utc::now())
             .unwrap();
-        let aggregate = Aggregate::new(store, config).unwrap();
-        let api = Api::new(aggregate.clone(), Arc::clone(&trust), endpoints());
+        let aggregate = Aggregate::new(store, service::aggregate_config(&config)).unwrap();
+        let handler = service::handler(aggregate.clone(), Arc::clone(&trust), &config.server);
         World {
-            api,
+            handler,
             authority,
             alice,
             trust,
@@ -173,10 +198,19 @@ impl World {
         self.send(chain, version, body.as_bytes())
     }
 
-    /// Sends a raw body.
+    /// Sends a raw body to `version`'s endpoint; the decoded answer,
+    /// after checking it came with HTTP 200.
     pub fn send(&self, chain: &VerifiedChain, version: ApiVersion, body: &[u8]) -> Answer {
-        let reply = self.api.answer_body(version, chain, body);
-        Answer(xmlrpc::decode_response(reply.as_bytes(), usize::MAX).unwrap())
+        let peer = PeerIdentity::Verified(Arc::new(chain.clone()));
+        let response = self.post(Endpoint::Api(version), Some(&peer), body);
+        assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+        Answer(xmlrpc::decode_response(response.body.as_bytes(), usize::MAX).unwrap())
+    }
+
+    /// Posts a raw body to `endpoint` on a connection whose caller is
+    /// `peer`; the HTTP response, as the server would send it.
+    pub fn post(&self, endpoint: Endpoint, peer: Option<&PeerIdentity>, body: &[u8]) -> Response {
+        self.handler.answer(endpoint, peer, body)
     }
 
     /// Calls a v3 method as alice.

@@ -5,11 +5,13 @@
 //! jobs under this installation's instance name, with the purger of the
 //! store's retention — what `serve` does once the store is open.
 
-use super::JobsHandle;
-use crate::config::Config;
+use super::backend::from_config;
+use crate::config::{Config, StoreConfig};
+use crate::jobs::{self, JobsHandle, StartError};
+use crate::store::retention::Retention;
 use crate::store::{Store, StoreError};
-use chrono::Utc;
-use geni_am_backend::{BackendError, Compute};
+use chrono::{TimeDelta, Utc};
+use geni_am_backend::{BackendConfigError, BackendError, Compute};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
@@ -25,6 +27,9 @@ pub struct Running {
 /// Why the background work could not start.
 #[derive(Debug, Error)]
 pub enum LaunchError {
+    /// The `[backend]` section does not build a backend.
+    #[error("cannot build the backend: {0}")]
+    Backend(#[from] BackendConfigError),
     /// The backend did not report its inventory.
     #[error("cannot read the backend's inventory: {0}")]
     Inventory(#[from] BackendError),
@@ -34,18 +39,21 @@ pub enum LaunchError {
     /// A thread could not be started.
     #[error("cannot start the background jobs: {0}")]
     Thread(#[from] std::io::Error),
+    /// The jobs did not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
 }
 
-/// Writes the inventory of `backend` (the one `config` names) to the
+/// Most rows of one table the purge removes in one transaction.
+const PURGE_BATCH: i64 = 500;
+
+/// Builds the backend of `config` and writes its inventory to the
 /// components of `store`, then starts the jobs on a pool of their own to
 /// the same database (one connection per thread), so that API calls
 /// holding every connection of the shared pool never stall them.
-pub fn launch(
-    config: &Config,
-    store: Store,
-    backend: Arc<dyn Compute>,
-) -> Result<Running, LaunchError> {
-    super::inventory::store(&store, &backend.inventory()?, Utc::now())?;
+pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
+    let backend = from_config(&config.backend, &config.aggregate.authority)?;
+    jobs::store_inventory(&store, &backend.inventory()?, Utc::now())?;
     let adopted = store.adopt_earlier_sizes()?;
     if adopted > 0 {
         tracing::info!(
@@ -66,10 +74,19 @@ pub fn launch(
     if jobs_config.instance_id.is_empty() {
         jobs_config.instance_id = format!("{}@{}", host_name(), config.server.listen);
     }
-    let mut jobs = super::start(own.clone(), backend.clone(), jobs_config)?;
+    let mut jobs = jobs::start(own.clone(), backend.clone(), jobs_config)?;
     let interval = Duration::from_secs(config.store.purge_interval_secs);
-    jobs.purge(own, config.store.retention(), interval, Arc::new(Utc::now))?;
+    jobs.purge(own, retention(&config.store), interval, Arc::new(Utc::now))?;
     Ok(Running { backend, jobs })
+}
+
+/// What the store keeps, and for how long (`[store]` retention keys).
+pub fn retention(store: &StoreConfig) -> Retention {
+    Retention {
+        ended: TimeDelta::days(i64::from(store.retention_days)),
+        events: TimeDelta::days(i64::from(store.event_retention_days)),
+        batch: PURGE_BATCH,
+    }
 }
 
 /// This machine's host name (`localhost` when the system does not say).

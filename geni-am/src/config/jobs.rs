@@ -39,7 +39,7 @@ pub struct JobsConfig {
     /// of the jobs it runs: at start, jobs still leased under it by an
     /// earlier run (killed mid-job) are claimed again at once instead of
     /// after their lease. Empty: `serve` uses `<host name>@<server.listen>`,
-    /// and [`crate::jobs::start`] a name no other process has (so nothing
+    /// and `jobs::start` a name no other process has (so nothing
     /// is reclaimed). Processes sharing one database need distinct names.
     pub instance_id: String,
     /// `max_attempts` of earlier releases, which failed work after a fixed

@@ -1,0 +1,73 @@
+//! The request handler the server's routes run, driven directly: a client
+//! certificate that did not verify is refused with 403 and its reason, a
+//! body over the configured limit with 413, and `/` answers GetVersion
+//! only — the same responses the HTTPS server sends.
+
+mod api_support;
+mod core_support;
+
+use api_support::*;
+use geni_am::api::ApiVersion;
+use geni_am::server::{Content, Endpoint, PeerIdentity};
+use geni_am::xmlrpc::{self, Value, fault_code};
+use std::sync::Arc;
+
+fn get_version() -> String {
+    xmlrpc::encode_call("GetVersion", &[]).unwrap()
+}
+
+#[test]
+fn a_refused_client_certificate_is_answered_403_with_its_reason() {
+    let w = World::new();
+    let refused = PeerIdentity::Refused("the certificate expired".into());
+    let body = get_version();
+    let r = w.post(
+        Endpoint::Api(ApiVersion::V3),
+        Some(&refused),
+        body.as_bytes(),
+    );
+    assert_eq!(r.status.as_u16(), 403);
+    assert_eq!(r.content, Content::Text);
+    assert_eq!(r.body, "the certificate expired\n");
+    assert!(!r.close);
+
+    let none = w.post(Endpoint::Api(ApiVersion::V2), None, body.as_bytes());
+    assert_eq!(none.status.as_u16(), 403);
+    assert_eq!(none.body, "no client certificate was presented\n");
+}
+
+#[test]
+fn a_body_over_the_configured_limit_is_answered_413() {
+    let mut config = api_support::config();
+    config.server.body_limit = 64;
+    let w = World::with_config(config);
+    let alice = PeerIdentity::Verified(Arc::new(w.alice_chain()));
+    let big = xmlrpc::encode_call("GetVersion", &[s("x".repeat(64))]).unwrap();
+    let r = w.post(Endpoint::Api(ApiVersion::V3), Some(&alice), big.as_bytes());
+    assert_eq!(r.status.as_u16(), 413);
+    assert_eq!(r.content, Content::Xml);
+    assert!(r.close);
+    let fault = xmlrpc::decode_response(r.body.as_bytes(), usize::MAX)
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(fault.code(), fault_code::TRANSPORT_ERROR);
+    assert!(fault.string().contains("64 bytes"), "{}", fault.string());
+}
+
+#[test]
+fn the_root_answers_get_version_as_v3_and_nothing_else() {
+    let w = World::new();
+    let alice = PeerIdentity::Verified(Arc::new(w.alice_chain()));
+    let r = w.post(Endpoint::Root, Some(&alice), get_version().as_bytes());
+    assert_eq!(r.status.as_u16(), 200);
+    let answer = Answer(xmlrpc::decode_response(r.body.as_bytes(), usize::MAX).unwrap());
+    assert_eq!(get(answer.envelope(), "geni_api"), &Value::Integer(3));
+
+    let list = xmlrpc::encode_call("ListResources", &[]).unwrap();
+    let r = w.post(Endpoint::Root, Some(&alice), list.as_bytes());
+    assert_eq!(r.status.as_u16(), 200);
+    let fault = Answer(xmlrpc::decode_response(r.body.as_bytes(), usize::MAX).unwrap());
+    let fault = fault.0.unwrap_err();
+    assert_eq!(fault.code(), fault_code::METHOD_NOT_FOUND);
+    assert!(fault.string().contains("/am/3"), "{}", fault.string());
+}
