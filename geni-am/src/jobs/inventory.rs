@@ -7,7 +7,7 @@
 //! error leaves the rows as they were; it is logged when it starts, then
 //! at most every [`FAILURE_LOG_INTERVAL`] while it lasts, and when it ends.
 
-use super::execute::JobError;
+use super::error::JobError;
 use super::{Context, StopSignal};
 use crate::store::components::{InventoryChanges, component_rows};
 use crate::store::{Store, StoreError};

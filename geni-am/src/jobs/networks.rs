@@ -6,7 +6,7 @@
 //! still being destroyed are gone.
 
 use super::Context;
-use super::execute::JobError;
+use super::error::JobError;
 use crate::core::links::plan_from_stored;
 use crate::model::plan::{LinkSliver, NodePlan};
 use crate::model::{AllocationState, InterfaceAddresses, JobKind};

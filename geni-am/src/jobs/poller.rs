@@ -5,7 +5,7 @@
 //! recorded over the sliver as it was read before looking, so a job's
 //! transition made meanwhile (a start) is never undone by it.
 
-use super::execute::JobError;
+use super::error::JobError;
 use super::{Context, StopSignal, observe};
 use crate::model::{AllocationState, OperationalState};
 use crate::store::slices;

@@ -4,7 +4,7 @@
 //! whose VM vanished from the backend become `geni_failed` (unless a job
 //! changed them since they were read).
 
-use super::execute::JobError;
+use super::error::JobError;
 use super::{Context, StopSignal};
 use crate::model::{AllocationState, OperationalState};
 use crate::store::slivers::Observation;

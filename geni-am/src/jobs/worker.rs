@@ -11,7 +11,8 @@
 //! while this aggregate's own destructions are pending; a sliver whose
 //! VM was never created releases its capacity.
 
-use super::execute::{self, JobError};
+use super::error::JobError;
+use super::execute;
 use super::{Context, StopSignal};
 use crate::model::JobKind;
 use crate::store::jobs::JobRow;
