@@ -16,7 +16,6 @@ use geni_am::core::Aggregate;
 use geni_am::server::{Endpoint, PeerIdentity};
 use geni_am::service;
 use geni_am::store::components::component_rows;
-use geni_am::xmlrpc::{self, Value};
 use geni_am_backend::Compute;
 use geni_am_backend::sim::SimulatedCloud;
 use geni_am_backend::sim::config::{SAMPLE_SECTION, SimConfig};
@@ -25,6 +24,7 @@ use geni_credentials::devca::Authority;
 use geni_credentials::privilege::Privilege;
 use geni_credentials::sfa;
 use geni_credentials::sign::{self, Algorithms, CredentialSpec};
+use geni_xmlrpc::Value;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -98,8 +98,8 @@ fn bench(c: &mut Criterion) {
     ]));
     let options = Value::Struct(BTreeMap::from([("geni_rspec_version".to_owned(), version)]));
     let list =
-        xmlrpc::encode_call("ListResources", &[Value::Array(vec![wrapped]), options]).unwrap();
-    let get_version = xmlrpc::encode_call("GetVersion", &[]).unwrap();
+        geni_xmlrpc::encode_call("ListResources", &[Value::Array(vec![wrapped]), options]).unwrap();
+    let get_version = geni_xmlrpc::encode_call("GetVersion", &[]).unwrap();
     let caller = alice.urn().clone();
 
     let mut group = c.benchmark_group("api_dispatch");

@@ -1,4 +1,4 @@
-//! The XML-RPC request decoder (`geni_am::xmlrpc::decode_call`: size check,
+//! The XML-RPC request decoder (`geni_xmlrpc::decode_call`: size check,
 //! line-end normalisation, the structural pre-scan that refuses DTDs,
 //! entities and misplaced elements, then dxr) against dxr's plain
 //! `MethodCall::from_xml` on the same bodies as the baseline, on calls
@@ -6,7 +6,7 @@
 //! RSpec and a slice credential, and a ListResources with a credential.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use geni_am::xmlrpc::{Value, decode_call, encode_call};
+use geni_xmlrpc::{Value, decode_call, encode_call};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -22,7 +22,6 @@ pub use version::Endpoints;
 use crate::core::Aggregate;
 use crate::geni::AmError;
 use crate::model::{Principal, Selector};
-use crate::xmlrpc::{Call, Fault, Reply, Value, fault_code};
 use args::{Options, Params};
 use auth::{Check, Presented};
 use chrono::{DateTime, Utc};
@@ -30,6 +29,7 @@ use errors::bad_argument;
 use geni_credentials::Urn;
 use geni_credentials::privilege;
 use geni_credentials::{TrustStore, VerifiedChain};
+use geni_xmlrpc::{Call, Fault, Reply, Value, fault_code};
 use std::sync::Arc;
 
 /// Which AM API an endpoint serves.

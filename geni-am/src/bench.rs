@@ -7,7 +7,7 @@
 pub mod stats;
 
 use crate::client::{Client, ClientError};
-use crate::xmlrpc::{self, Value};
+use geni_xmlrpc::Value;
 use stats::Latencies;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -100,7 +100,7 @@ pub fn advertised_sliver_type(
     let params = [credentials(credential), options];
     let value = answer_value("ListResources", client.call("ListResources", &params))
         .map_err(BenchError::Advertisement)?;
-    let advertisement = xmlrpc::as_str(&value).unwrap_or_default();
+    let advertisement = geni_xmlrpc::as_str(&value).unwrap_or_default();
     first_sliver_type(advertisement).ok_or_else(|| {
         BenchError::Advertisement(
             "the aggregate advertises no sliver type on an available node; name one with --sliver-type"
@@ -200,13 +200,13 @@ impl Session<'_> {
         let started = Instant::now();
         loop {
             let status = self.call("Status", vec![urns.clone(), self.creds(), empty()])?;
-            let state = xmlrpc::member(&status, "geni_slivers")
+            let state = geni_xmlrpc::member(&status, "geni_slivers")
                 .and_then(|list| match list {
                     Value::Array(items) => items.first(),
                     _ => None,
                 })
-                .and_then(|sliver| xmlrpc::member(sliver, "geni_operational_status"))
-                .and_then(xmlrpc::as_str)
+                .and_then(|sliver| geni_xmlrpc::member(sliver, "geni_operational_status"))
+                .and_then(geni_xmlrpc::as_str)
                 .unwrap_or_default();
             match state {
                 "geni_ready" => return Ok(status),
@@ -239,22 +239,25 @@ impl Session<'_> {
 }
 
 /// The value of a call's answer when `geni_code` is 0, else why not.
-fn answer_value(method: &str, reply: Result<xmlrpc::Reply, ClientError>) -> Result<Value, String> {
+fn answer_value(
+    method: &str,
+    reply: Result<geni_xmlrpc::Reply, ClientError>,
+) -> Result<Value, String> {
     let envelope = match reply {
         Ok(Ok(envelope)) => envelope,
         Ok(Err(fault)) => return Err(format!("{method}: fault {fault:?}")),
         Err(error) => return Err(format!("{method}: {error}")),
     };
-    let code = xmlrpc::member(&envelope, "code")
-        .and_then(|code| xmlrpc::member(code, "geni_code"))
-        .and_then(xmlrpc::as_int);
+    let code = geni_xmlrpc::member(&envelope, "code")
+        .and_then(|code| geni_xmlrpc::member(code, "geni_code"))
+        .and_then(geni_xmlrpc::as_int);
     if code != Some(0) {
-        let output = xmlrpc::member(&envelope, "output")
-            .and_then(xmlrpc::as_str)
+        let output = geni_xmlrpc::member(&envelope, "output")
+            .and_then(geni_xmlrpc::as_str)
             .unwrap_or_default();
         return Err(format!("{method}: geni_code {code:?}: {output}"));
     }
-    Ok(xmlrpc::member(&envelope, "value")
+    Ok(geni_xmlrpc::member(&envelope, "value")
         .cloned()
         .unwrap_or_else(empty))
 }
@@ -278,13 +281,13 @@ fn rspec_version() -> Value {
 
 /// The first sliver URN of an Allocate value.
 fn first_sliver(value: &Value) -> Result<String, String> {
-    let Some(Value::Array(slivers)) = xmlrpc::member(value, "geni_slivers") else {
+    let Some(Value::Array(slivers)) = geni_xmlrpc::member(value, "geni_slivers") else {
         return Err("Allocate: no geni_slivers".into());
     };
     slivers
         .first()
-        .and_then(|sliver| xmlrpc::member(sliver, "geni_sliver_urn"))
-        .and_then(xmlrpc::as_str)
+        .and_then(|sliver| geni_xmlrpc::member(sliver, "geni_sliver_urn"))
+        .and_then(geni_xmlrpc::as_str)
         .map(str::to_owned)
         .ok_or_else(|| "Allocate: no sliver URN".into())
 }

@@ -6,7 +6,7 @@
 //! server's certificate verified (host name included) when a CA file is given.
 
 use crate::config::{TlsFileError, TlsIdentity};
-use crate::xmlrpc::{self, DecodeError, EncodeError, Value};
+use geni_xmlrpc::{DecodeError, EncodeError, Value};
 use openssl::ssl::{SslConnector, SslMethod, SslStream, SslVerifyMode};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -127,8 +127,12 @@ impl Client {
     }
 
     /// Calls `method` with `params`: the value, or the fault the server sent.
-    pub fn call(&mut self, method: &str, params: &[Value]) -> Result<xmlrpc::Reply, ClientError> {
-        let body = xmlrpc::encode_call(method, params)?;
+    pub fn call(
+        &mut self,
+        method: &str,
+        params: &[Value],
+    ) -> Result<geni_xmlrpc::Reply, ClientError> {
+        let body = geni_xmlrpc::encode_call(method, params)?;
         let path = self.path.clone();
         let reply = self.send("POST", &path, body.as_bytes())?;
         if reply.status != 200 {
@@ -137,7 +141,7 @@ impl Client {
                 body: String::from_utf8_lossy(&reply.body).into_owned(),
             });
         }
-        Ok(xmlrpc::decode_response(&reply.body, MAX_RESPONSE)?)
+        Ok(geni_xmlrpc::decode_response(&reply.body, MAX_RESPONSE)?)
     }
 
     /// Sends one raw HTTP request on the kept-alive connection; a request

@@ -10,6 +10,7 @@
 //! Requests never wait for any of it: they read the state these threads
 //! write to the store.
 
+mod error;
 mod execute;
 mod inventory;
 mod networks;

@@ -16,4 +16,3 @@ pub mod server;
 pub mod service;
 pub mod store;
 pub mod time;
-pub use geni_xmlrpc as xmlrpc;

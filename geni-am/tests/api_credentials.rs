@@ -9,9 +9,9 @@ mod core_support;
 use api_support::*;
 use chrono::{TimeDelta, Utc};
 use geni_am::api::ApiVersion;
-use geni_am::xmlrpc::Value;
 use geni_credentials::devca::Authority;
 use geni_credentials::sign::{self, Algorithms};
+use geni_xmlrpc::Value;
 
 /// ListResources with `credentials`.
 fn list(w: &World, credentials: Value) -> Answer {

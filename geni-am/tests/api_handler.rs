@@ -9,11 +9,11 @@ mod core_support;
 use api_support::*;
 use geni_am::api::ApiVersion;
 use geni_am::server::{Content, Endpoint, PeerIdentity};
-use geni_am::xmlrpc::{self, Value, fault_code};
+use geni_xmlrpc::{Value, fault_code};
 use std::sync::Arc;
 
 fn get_version() -> String {
-    xmlrpc::encode_call("GetVersion", &[]).unwrap()
+    geni_xmlrpc::encode_call("GetVersion", &[]).unwrap()
 }
 
 #[test]
@@ -42,12 +42,12 @@ fn a_body_over_the_configured_limit_is_answered_413() {
     config.server.body_limit = 64;
     let w = World::with_config(config);
     let alice = PeerIdentity::Verified(Arc::new(w.alice_chain()));
-    let big = xmlrpc::encode_call("GetVersion", &[s("x".repeat(64))]).unwrap();
+    let big = geni_xmlrpc::encode_call("GetVersion", &[s("x".repeat(64))]).unwrap();
     let r = w.post(Endpoint::Api(ApiVersion::V3), Some(&alice), big.as_bytes());
     assert_eq!(r.status.as_u16(), 413);
     assert_eq!(r.content, Content::Xml);
     assert!(r.close);
-    let fault = xmlrpc::decode_response(r.body.as_bytes(), usize::MAX)
+    let fault = geni_xmlrpc::decode_response(r.body.as_bytes(), usize::MAX)
         .unwrap()
         .unwrap_err();
     assert_eq!(fault.code(), fault_code::TRANSPORT_ERROR);
@@ -60,13 +60,13 @@ fn the_root_answers_get_version_as_v3_and_nothing_else() {
     let alice = PeerIdentity::Verified(Arc::new(w.alice_chain()));
     let r = w.post(Endpoint::Root, Some(&alice), get_version().as_bytes());
     assert_eq!(r.status.as_u16(), 200);
-    let answer = Answer(xmlrpc::decode_response(r.body.as_bytes(), usize::MAX).unwrap());
+    let answer = Answer(geni_xmlrpc::decode_response(r.body.as_bytes(), usize::MAX).unwrap());
     assert_eq!(get(answer.envelope(), "geni_api"), &Value::Integer(3));
 
-    let list = xmlrpc::encode_call("ListResources", &[]).unwrap();
+    let list = geni_xmlrpc::encode_call("ListResources", &[]).unwrap();
     let r = w.post(Endpoint::Root, Some(&alice), list.as_bytes());
     assert_eq!(r.status.as_u16(), 200);
-    let fault = Answer(xmlrpc::decode_response(r.body.as_bytes(), usize::MAX).unwrap());
+    let fault = Answer(geni_xmlrpc::decode_response(r.body.as_bytes(), usize::MAX).unwrap());
     let fault = fault.0.unwrap_err();
     assert_eq!(fault.code(), fault_code::METHOD_NOT_FOUND);
     assert!(fault.string().contains("/am/3"), "{}", fault.string());

@@ -9,8 +9,8 @@ mod core_support;
 use api_support::*;
 use geni_am::client::Client;
 use geni_am::config::ServerConfig;
-use geni_am::xmlrpc::{Value, fault_code};
 use geni_am::{server, service};
+use geni_xmlrpc::{Value, fault_code};
 use std::sync::Arc;
 
 #[test]

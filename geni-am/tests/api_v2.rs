@@ -9,7 +9,7 @@ mod core_support;
 
 use api_support::*;
 use chrono::{TimeDelta, Utc};
-use geni_am::xmlrpc::Value;
+use geni_xmlrpc::Value;
 
 /// Bare XML credential strings, as v2 clients send them.
 fn bare(xmls: &[&str]) -> Value {

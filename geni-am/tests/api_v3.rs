@@ -10,7 +10,7 @@ use api_support::*;
 use base64::Engine;
 use chrono::{DateTime, TimeDelta, Utc};
 use geni_am::api::ApiVersion;
-use geni_am::xmlrpc::Value;
+use geni_xmlrpc::Value;
 use std::io::Read;
 
 /// Allocates the corpus request into slice `name`; the slice URN, its
@@ -50,7 +50,7 @@ fn get_version_answers_with_and_without_options() {
             "https://am.api.example:8443/am/2"
         );
         assert_eq!(text(v, "geni_allocate"), "geni_many");
-        assert!(geni_am::xmlrpc::member(v, "geni_single_allocation").is_none());
+        assert!(geni_xmlrpc::member(v, "geni_single_allocation").is_none());
         assert_eq!(
             text(v, "urn"),
             "urn:publicid:IDN+am.test.example+authority+am"
@@ -64,7 +64,7 @@ fn unknown_methods_and_broken_envelopes_are_faults() {
     let w = World::new();
     let a = w.v3("CreateSliver", vec![]);
     let fault = a.0.as_ref().unwrap_err();
-    assert_eq!(fault.code(), geni_am::xmlrpc::fault_code::METHOD_NOT_FOUND);
+    assert_eq!(fault.code(), geni_xmlrpc::fault_code::METHOD_NOT_FOUND);
     let broken = w.send(
         &w.alice_chain(),
         ApiVersion::V3,

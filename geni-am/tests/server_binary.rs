@@ -4,7 +4,7 @@
 //! refuses a bad configuration with a message naming file and key.
 
 use geni_am::client::Client;
-use geni_am::xmlrpc::{Value, as_str, member};
+use geni_xmlrpc::{Value, as_str, member};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

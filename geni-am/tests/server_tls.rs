@@ -9,9 +9,9 @@ use geni_am::api::ApiVersion;
 use geni_am::client::{Client, ClientError};
 use geni_am::config::ServerConfig;
 use geni_am::server::{self, Dispatch, Handler, RunningServer};
-use geni_am::xmlrpc::{self, Call, Fault, Reply, Value, as_str, fault_code, member};
 use geni_credentials::devca::{Authority, Defect, Identity};
 use geni_credentials::{TrustStore, VerifiedChain};
+use geni_xmlrpc::{Call, Fault, Reply, Value, as_str, fault_code, member};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -211,7 +211,7 @@ fn routes_body_limit_faults_and_keep_alive() {
     for (method, path, status) in [("GET", "/am/3", 405), ("POST", "/am/1", 404)] {
         let refused = client.send(method, path, b"x").unwrap();
         assert_eq!(refused.status, status, "{method} {path}");
-        let fault = xmlrpc::decode_response(&refused.body, 1 << 20)
+        let fault = geni_xmlrpc::decode_response(&refused.body, 1 << 20)
             .unwrap()
             .unwrap_err();
         assert!(fault.string().contains("/am/3"), "{}", fault.string());

@@ -2,7 +2,7 @@
 //! (Python's `xmlrpc.client`, Apache XML-RPC for Java), real credentials
 //! and RSpecs of the corpus carried as strings, and hostile input.
 
-use geni_am::xmlrpc::{
+use geni_xmlrpc::{
     Call, DecodeError, Value, as_bool, as_str, decode_call, decode_response, encode_call,
     encode_fault, encode_response, fault_code, member,
 };
@@ -351,7 +351,7 @@ fn a_call_written_by_python_xmlrpc_client_decodes_exactly() {
     assert_eq!(member(options, "ratio"), Some(&Value::Double(0.5)));
     assert_eq!(member(options, "blob"), Some(&Value::Base64(vec![0, 1, 2])));
     assert_eq!(member(options, "nothing"), Some(&Value::Nil));
-    let end = member(options, "geni_end_time").and_then(geni_am::xmlrpc::as_xmlrpc_datetime);
+    let end = member(options, "geni_end_time").and_then(geni_xmlrpc::as_xmlrpc_datetime);
     assert_eq!(
         end.map(|t| t.to_rfc3339()),
         Some("2024-05-01T12:00:00+00:00".into())

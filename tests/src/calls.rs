@@ -4,7 +4,7 @@
 
 use base64::Engine;
 use geni_am::client::Client;
-use geni_am::xmlrpc::{self, Value};
+use geni_xmlrpc::Value;
 use std::collections::BTreeMap;
 use std::io::Read;
 
@@ -68,17 +68,18 @@ pub struct Envelope {
 impl Envelope {
     /// The value as a string (panics otherwise).
     pub fn text(&self) -> &str {
-        xmlrpc::as_str(&self.value).unwrap_or_else(|| panic!("value is not a string: {self:?}"))
+        geni_xmlrpc::as_str(&self.value)
+            .unwrap_or_else(|| panic!("value is not a string: {self:?}"))
     }
 
     /// A member of the value struct.
     pub fn member(&self, name: &str) -> &Value {
-        xmlrpc::member(&self.value, name).unwrap_or_else(|| panic!("no {name} in {self:?}"))
+        geni_xmlrpc::member(&self.value, name).unwrap_or_else(|| panic!("no {name} in {self:?}"))
     }
 
     /// `value.geni_rspec` (Allocate, Provision, Describe).
     pub fn rspec(&self) -> String {
-        xmlrpc::as_str(self.member("geni_rspec"))
+        geni_xmlrpc::as_str(self.member("geni_rspec"))
             .expect("geni_rspec is a string")
             .to_owned()
     }
@@ -103,7 +104,7 @@ impl Envelope {
     }
 }
 
-/// One sliver-info struct (§2.13).
+/// One sliver-info struct (GENI AM API v3, "Sliver info").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sliver {
     /// `geni_sliver_urn`.
@@ -121,8 +122,8 @@ pub struct Sliver {
 impl Sliver {
     fn from_value(value: &Value) -> Sliver {
         let get = |name: &str| {
-            xmlrpc::member(value, name)
-                .and_then(xmlrpc::as_str)
+            geni_xmlrpc::member(value, name)
+                .and_then(geni_xmlrpc::as_str)
                 .unwrap_or_default()
                 .to_owned()
         };
@@ -153,15 +154,15 @@ pub fn call(client: &mut Client, method: &str, params: Vec<Value>) -> Envelope {
 
 /// Reads the envelope out of an answer.
 pub fn envelope(raw: Value) -> Envelope {
-    let code = xmlrpc::member(&raw, "code")
-        .and_then(|code| xmlrpc::member(code, "geni_code"))
-        .and_then(xmlrpc::as_int)
+    let code = geni_xmlrpc::member(&raw, "code")
+        .and_then(|code| geni_xmlrpc::member(code, "geni_code"))
+        .and_then(geni_xmlrpc::as_int)
         .unwrap_or_else(|| panic!("no code.geni_code in {raw:?}")) as i32;
-    let value = xmlrpc::member(&raw, "value")
+    let value = geni_xmlrpc::member(&raw, "value")
         .cloned()
         .unwrap_or_else(|| s(""));
-    let output = xmlrpc::member(&raw, "output")
-        .and_then(xmlrpc::as_str)
+    let output = geni_xmlrpc::member(&raw, "output")
+        .and_then(geni_xmlrpc::as_str)
         .unwrap_or_default()
         .to_owned();
     Envelope {

@@ -5,7 +5,7 @@
 
 use crate::calls::{Envelope, Sliver, call, creds, s, st, strs, users, with_version};
 use geni_am::client::Client;
-use geni_am::xmlrpc::Value;
+use geni_xmlrpc::Value;
 use std::time::{Duration, Instant};
 
 /// An SSH public key the suites install with `geni_users`.

@@ -4,7 +4,6 @@
 //! timed, or answers read as HTTP status and XML-RPC fault.
 
 use crate::aggregate::Aggregate;
-use geni_am::xmlrpc;
 use openssl::ssl::{SslConnector, SslMethod, SslStream};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
@@ -33,7 +32,7 @@ impl Answer {
     /// The message of the XML-RPC fault the body holds; fails the test
     /// when it holds none.
     pub fn fault_message(&self) -> String {
-        match xmlrpc::decode_response(&self.body, 1 << 20) {
+        match geni_xmlrpc::decode_response(&self.body, 1 << 20) {
             Ok(Err(fault)) => fault.string().to_owned(),
             other => panic!(
                 "HTTP {} without an XML-RPC fault ({other:?}): {}",

@@ -1,4 +1,5 @@
-//! Bad input over the wire (AMAPI.md §8 and §2.18), on SQLite and on
+//! Bad input over the wire (what the GENI AM API acceptance tests send, and
+//! the API's answers for unknown or empty arguments), on SQLite and on
 //! PostgreSQL: malformed, altered, wrong-type, untrusted and mismatched
 //! credentials; empty, malformed and manifest RSpecs (from the corpus);
 //! missing or unknown RSpec versions; unknown actions, slivers and slices;
@@ -6,13 +7,13 @@
 
 use chrono::{Duration, Utc};
 use geni_am::client::Client;
-use geni_am::xmlrpc::{Value, fault_code};
 use geni_am_tests::aggregate::{Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{Envelope, call, creds, s, st, strs, with_version};
 use geni_am_tests::creds::{DevAuthority, Stranger};
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::Slice;
 use geni_am_tests::requests;
+use geni_xmlrpc::{Value, fault_code};
 
 geni_am_tests::on_both_stores!(bad_credentials, bad_rspecs_and_options, unknown_things);
 

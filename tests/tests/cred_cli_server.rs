@@ -8,11 +8,11 @@
 
 use chrono::{Duration, Utc};
 use geni_am::client::Client;
-use geni_am::xmlrpc::Value;
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{envelope, s, sfa, st, strs, with_version};
 use geni_am_tests::creds::{DevAuthority, Stranger};
 use geni_am_tests::database::Store;
+use geni_xmlrpc::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -9,13 +9,13 @@
 
 use base64::Engine;
 use chrono::{Duration, Utc};
-use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{ALICE, DEMO_SLICE};
 use geni_am_tests::calls::{call, creds, s, st, strs, users, with_version};
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::{ALICE_KEY, V2Slice, urns};
 use geni_am_tests::opennebula::{self as one, POWEROFF, RUNNING};
 use geni_am_tests::requests::{self, node_client_ids};
+use geni_xmlrpc::Value;
 use onesim::OneSim;
 
 geni_am_tests::on_opennebula!(
@@ -197,7 +197,7 @@ fn v2_lifecycle(version: &str, store: Store) {
     };
     one::wait_for("SliverStatus ready", || {
         let answer = slice.status().ok();
-        let overall = xmlrpc::as_str(answer.member("geni_status")).unwrap_or_default();
+        let overall = geni_xmlrpc::as_str(answer.member("geni_status")).unwrap_or_default();
         assert_ne!(overall, "failed", "{answer:?}");
         overall == "ready"
     });

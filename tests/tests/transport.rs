@@ -4,11 +4,11 @@
 //! certificate or with one from an untrusted authority are refused.
 
 use geni_am::client::{Client, ClientError};
-use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::calls::{call, s, st};
 use geni_am_tests::creds::Stranger;
 use geni_am_tests::database::Store;
+use geni_xmlrpc::Value;
 use openssl::ssl::{SslConnector, SslMethod};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -19,13 +19,13 @@ fn get_version_answers_on_both_endpoints_with_absolute_urls() {
     for version in [3u8, 2] {
         let mut client = aggregate.client(version);
         let reply = call(&mut client, "GetVersion", vec![]).ok();
-        let top = xmlrpc::member(&reply.raw, "geni_api").and_then(xmlrpc::as_int);
+        let top = geni_xmlrpc::member(&reply.raw, "geni_api").and_then(geni_xmlrpc::as_int);
         assert_eq!(top, Some(i64::from(version)), "top-level geni_api");
-        let inner = xmlrpc::as_int(reply.member("geni_api"));
+        let inner = geni_xmlrpc::as_int(reply.member("geni_api"));
         assert_eq!(inner, Some(i64::from(version)), "value.geni_api");
         let urls = reply.member("geni_api_versions");
         for v in [2u8, 3] {
-            let url = xmlrpc::member(urls, &v.to_string()).and_then(xmlrpc::as_str);
+            let url = geni_xmlrpc::member(urls, &v.to_string()).and_then(geni_xmlrpc::as_str);
             assert_eq!(url, Some(aggregate.url(v).as_str()), "URL of v{v}");
         }
         // GetVersion with an options struct answers the same.
@@ -73,7 +73,7 @@ fn a_call_without_a_client_certificate_is_refused() {
         .connect("127.0.0.1", tcp)
         .map_err(|e| e.to_string())
         .and_then(|mut tls| {
-            let body = xmlrpc::encode_call("GetVersion", &[]).expect("encoded");
+            let body = geni_xmlrpc::encode_call("GetVersion", &[]).expect("encoded");
             let head = format!(
                 "POST /am/3 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
@@ -116,7 +116,7 @@ fn the_server_certificate_does_not_verify_against_another_ca() {
 
 /// Refused at the TLS handshake, or (when the handshake completes) with
 /// HTTP 403 before any XML-RPC is read.
-fn refused(outcome: &Result<xmlrpc::Reply, ClientError>) -> bool {
+fn refused(outcome: &Result<geni_xmlrpc::Reply, ClientError>) -> bool {
     matches!(
         outcome,
         Err(ClientError::Tls(_) | ClientError::Io { .. } | ClientError::Status { status: 403, .. })

@@ -11,12 +11,12 @@
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{Aggregate, set};
 use geni_am_tests::calls::call;
 use geni_am_tests::creds::DevAuthority;
 use geni_am_tests::database::Store;
 use geni_am_tests::raw::{Connection, post_head};
+use geni_xmlrpc::Value;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,7 @@ fn aggregate_with(keys: &[(&str, i64)]) -> Aggregate {
 }
 
 fn get_version() -> Vec<u8> {
-    xmlrpc::encode_call("GetVersion", &[])
+    geni_xmlrpc::encode_call("GetVersion", &[])
         .expect("encoded")
         .into_bytes()
 }
@@ -251,7 +251,7 @@ fn the_first_call_on_a_fresh_connection_and_a_large_answer_do_not_wait_for_a_del
     let aggregate = Aggregate::start(Store::Sqlite);
     let small = get_version();
     // An unknown method's fault repeats its name: an answer of 24 KiB.
-    let large = xmlrpc::encode_call(&"X".repeat(24 << 10), &[])
+    let large = geni_xmlrpc::encode_call(&"X".repeat(24 << 10), &[])
         .expect("encoded")
         .into_bytes();
     let (mut first, mut warm, mut big) = (Vec::new(), Vec::new(), Vec::new());
@@ -287,27 +287,27 @@ fn trailing_slashes_and_the_bare_host_answer_and_other_paths_get_a_fault() {
     for (path, version) in [("/am/3/", 3), ("/am/2/", 2)] {
         let reply = client.send("POST", path, &get_version()).expect("answer");
         assert_eq!(reply.status, 200, "{path}");
-        let value = xmlrpc::decode_response(&reply.body, 1 << 20)
+        let value = geni_xmlrpc::decode_response(&reply.body, 1 << 20)
             .expect("XML-RPC")
             .expect("no fault");
-        let api = xmlrpc::member(&value, "geni_api").and_then(xmlrpc::as_int);
+        let api = geni_xmlrpc::member(&value, "geni_api").and_then(geni_xmlrpc::as_int);
         assert_eq!(api, Some(version), "{path}");
     }
     let reply = client.send("POST", "/", &get_version()).expect("answer");
     assert_eq!(reply.status, 200);
-    let value = xmlrpc::decode_response(&reply.body, 1 << 20)
+    let value = geni_xmlrpc::decode_response(&reply.body, 1 << 20)
         .expect("XML-RPC")
         .expect("no fault");
-    let urls = xmlrpc::member(&value, "value")
-        .and_then(|v| xmlrpc::member(v, "geni_api_versions"))
+    let urls = geni_xmlrpc::member(&value, "value")
+        .and_then(|v| geni_xmlrpc::member(v, "geni_api_versions"))
         .expect("geni_api_versions");
     for v in [2u8, 3] {
-        let url = xmlrpc::member(urls, &v.to_string()).and_then(xmlrpc::as_str);
+        let url = geni_xmlrpc::member(urls, &v.to_string()).and_then(geni_xmlrpc::as_str);
         assert_eq!(url, Some(aggregate.url(v).as_str()), "URL of v{v}");
     }
-    let list = xmlrpc::encode_call("ListResources", &[]).expect("encoded");
+    let list = geni_xmlrpc::encode_call("ListResources", &[]).expect("encoded");
     let reply = client.send("POST", "/", list.as_bytes()).expect("answer");
-    let fault = xmlrpc::decode_response(&reply.body, 1 << 20)
+    let fault = geni_xmlrpc::decode_response(&reply.body, 1 << 20)
         .expect("XML-RPC")
         .expect_err("ListResources at / is a fault");
     assert!(fault.string().contains("/am/3"), "{}", fault.string());

@@ -5,12 +5,12 @@
 
 use chrono::{Duration, Utc};
 use geni_am::time;
-use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{call, s, st, users, with_version};
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::{ALICE_KEY, V2Slice};
 use geni_am_tests::requests::{self, node_client_ids};
+use geni_xmlrpc::Value;
 
 geni_am_tests::on_both_stores!(v2_lifecycle);
 
@@ -53,7 +53,10 @@ fn v2_lifecycle(store: Store) {
         vec![s(DEMO_SLICE), slice_creds.clone(), st(vec![])],
     )
     .ok();
-    assert_eq!(xmlrpc::as_str(status.member("geni_urn")), Some(DEMO_SLICE));
+    assert_eq!(
+        geni_xmlrpc::as_str(status.member("geni_urn")),
+        Some(DEMO_SLICE)
+    );
     let Value::Array(resources) = status.member("geni_resources") else {
         panic!("geni_resources is not a list: {status:?}")
     };
@@ -61,14 +64,14 @@ fn v2_lifecycle(store: Store) {
     for resource in resources {
         for key in ["geni_urn", "geni_status", "geni_error"] {
             assert!(
-                xmlrpc::member(resource, key)
-                    .and_then(xmlrpc::as_str)
+                geni_xmlrpc::member(resource, key)
+                    .and_then(geni_xmlrpc::as_str)
                     .is_some(),
                 "{key} is a string in {resource:?}"
             );
         }
     }
-    let overall = xmlrpc::as_str(status.member("geni_status")).expect("geni_status");
+    let overall = geni_xmlrpc::as_str(status.member("geni_status")).expect("geni_status");
     assert!(
         ["configuring", "ready", "failed", "unknown"].contains(&overall),
         "v2 geni_status {overall}"
@@ -93,7 +96,7 @@ fn v2_lifecycle(store: Store) {
     };
     slice.renew(&until);
     let expires = slice.status().ok();
-    let expires = xmlrpc::as_str(expires.member("geni_expires")).expect("geni_expires");
+    let expires = geni_xmlrpc::as_str(expires.member("geni_expires")).expect("geni_expires");
     assert_eq!(expires, until, "SliverStatus shows the renewed expiry");
 
     slice.delete();

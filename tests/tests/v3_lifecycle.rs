@@ -8,13 +8,13 @@
 
 use chrono::{DateTime, Duration, Utc};
 use geni_am::time;
-use geni_am::xmlrpc::{self, Value};
 use geni_am_tests::aggregate::{Aggregate, DEMO_SLICE};
 use geni_am_tests::calls::{Envelope, call, creds, decompress, s, st, strs, with_version};
 use geni_am_tests::creds::DevAuthority;
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::{ALICE_KEY, Slice, urns};
 use geni_am_tests::requests::{self, node_client_ids, node_sliver_ids};
+use geni_xmlrpc::Value;
 
 /// Days the lifecycle's slice credential is valid.
 const SLICE_DAYS: i64 = 20;
@@ -92,7 +92,7 @@ fn full_lifecycle(store: Store) {
     assert_eq!(urns(&started.slivers()), sliver_urns);
     let status = slice.wait_ready(&[DEMO_SLICE]);
     assert_eq!(
-        xmlrpc::as_str(status.member("geni_urn")),
+        geni_xmlrpc::as_str(status.member("geni_urn")),
         Some(DEMO_SLICE),
         "Status names the slice"
     );
@@ -100,7 +100,7 @@ fn full_lifecycle(store: Store) {
 
     let described = slice.describe(&[DEMO_SLICE]).ok();
     assert_eq!(
-        xmlrpc::as_str(described.member("geni_urn")),
+        geni_xmlrpc::as_str(described.member("geni_urn")),
         Some(DEMO_SLICE)
     );
     assert_describes(&described, &sliver_urns);

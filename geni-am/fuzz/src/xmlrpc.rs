@@ -1,6 +1,6 @@
 //! The XML-RPC request decoder, where every call from the internet enters.
 
-use geni_am::xmlrpc::{
+use geni_xmlrpc::{
     as_bool, as_int, as_str, as_struct, as_xmlrpc_datetime, decode_call, encode_call,
 };
 

@@ -9,8 +9,8 @@
 use super::errors::bad_argument;
 use crate::geni::AmError;
 use crate::model::UserKeys;
-use crate::xmlrpc::{Value, as_bool, as_str, as_struct, as_xmlrpc_datetime};
 use chrono::{DateTime, Utc};
+use geni_xmlrpc::{Value, as_bool, as_str, as_struct, as_xmlrpc_datetime};
 use std::collections::BTreeMap;
 
 /// The positional parameters of one call.
@@ -169,7 +169,7 @@ impl<'a> Options<'a> {
             ));
         };
         let part = |name: &str| {
-            crate::xmlrpc::member(value, name)
+            geni_xmlrpc::member(value, name)
                 .and_then(version_text)
                 .ok_or_else(|| {
                     bad_argument(
@@ -220,10 +220,10 @@ pub fn users(method: &str, name: &str, value: &Value) -> Result<Vec<UserKeys>, A
         .iter()
         .enumerate()
         .map(|(i, entry)| {
-            let urn = crate::xmlrpc::member(entry, "urn")
+            let urn = geni_xmlrpc::member(entry, "urn")
                 .and_then(as_str)
                 .ok_or_else(|| bad(&format!("entry {} has no string `urn`", i + 1)))?;
-            let keys = match crate::xmlrpc::member(entry, "keys") {
+            let keys = match geni_xmlrpc::member(entry, "keys") {
                 None => Vec::new(),
                 Some(Value::Array(keys)) => keys
                     .iter()

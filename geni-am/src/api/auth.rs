@@ -8,7 +8,6 @@
 use super::errors::{bad_argument, refused};
 use crate::geni::AmError;
 use crate::model::Principal;
-use crate::xmlrpc::{Value, as_str, member};
 use chrono::{DateTime, Utc};
 use geni_credentials::RefusalKind;
 use geni_credentials::Urn;
@@ -16,6 +15,7 @@ use geni_credentials::privilege::{CredentialTarget, Requirement};
 use geni_credentials::sfa::{self, VerifiedCredential, wire, wire::CredentialKind};
 use geni_credentials::speaksfor;
 use geni_credentials::{TrustStore, VerifiedChain};
+use geni_xmlrpc::{Value, as_str, member};
 
 /// The credentials of a call, sorted by type.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

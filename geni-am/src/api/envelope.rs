@@ -5,10 +5,10 @@
 
 use crate::geni::{AmError, GeniCode};
 use crate::model::SliverInfo;
-use crate::xmlrpc::Value;
 use base64::Engine;
 use flate2::Compression;
 use flate2::write::ZlibEncoder;
+use geni_xmlrpc::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -91,8 +91,8 @@ pub fn rspec(document: String, compressed: bool) -> Result<Value, AmError> {
 mod tests {
     use super::*;
     use crate::model::{AllocationState, OperationalState};
-    use crate::xmlrpc::member;
     use flate2::read::ZlibDecoder;
+    use geni_xmlrpc::member;
     use std::io::Read;
 
     #[test]

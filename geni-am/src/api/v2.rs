@@ -8,7 +8,7 @@ use super::envelope::{self, fields, text};
 use super::{Context, Outcome};
 use crate::core::{V2Resource, V2Status};
 use crate::model::Selector;
-use crate::xmlrpc::Value;
+use geni_xmlrpc::Value;
 
 /// Answers `method`, or `None` when v2 has no such method.
 pub(super) fn call(context: &Context<'_>, method: &str, params: &[Value]) -> Option<Outcome> {

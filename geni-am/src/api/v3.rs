@@ -8,7 +8,7 @@ use super::envelope::{self, fields, sliver_infos, text};
 use super::errors::bad_argument;
 use super::{Context, Outcome};
 use crate::core::{ProvisionOptions, RenewOptions};
-use crate::xmlrpc::Value;
+use geni_xmlrpc::Value;
 
 /// Answers `method`, or `None` when v3 has no such method.
 pub(super) fn call(context: &Context<'_>, method: &str, params: &[Value]) -> Option<Outcome> {

@@ -5,9 +5,9 @@
 //! aggregate is.
 
 use super::envelope::{fields, text};
-use crate::xmlrpc::Value;
 use geni_credentials::sfa::wire::CREDENTIAL_TYPES;
 use geni_rspec::ns;
+use geni_xmlrpc::Value;
 
 /// The absolute URLs of the two endpoints.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub fn value(api: u32, endpoints: &Endpoints, am_urn: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::xmlrpc::member;
+    use geni_xmlrpc::member;
 
     fn endpoints() -> Endpoints {
         Endpoints {

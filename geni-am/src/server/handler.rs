@@ -14,9 +14,9 @@
 use super::PeerIdentity;
 use super::body::BodyError;
 use crate::api::{Api, ApiVersion};
-use crate::xmlrpc::{self, Call, Reply, fault_code};
 use actix_web::http::StatusCode;
 use geni_credentials::VerifiedChain;
+use geni_xmlrpc::{Call, Reply, fault_code};
 use std::sync::Arc;
 
 /// What the endpoints are, for the messages of refused requests.
@@ -82,7 +82,7 @@ impl Response {
 
     /// An XML-RPC fault with 200.
     pub(super) fn fault(code: i32, message: &str) -> Response {
-        Response::xml(xmlrpc::encode_fault(code, message))
+        Response::xml(geni_xmlrpc::encode_fault(code, message))
     }
 
     /// A request refused before it reached the dispatcher: `status`, and
@@ -91,7 +91,7 @@ impl Response {
         Response {
             status,
             content: Content::Xml,
-            body: xmlrpc::encode_fault(fault_code::TRANSPORT_ERROR, message),
+            body: geni_xmlrpc::encode_fault(fault_code::TRANSPORT_ERROR, message),
             close: true,
         }
     }
@@ -160,7 +160,7 @@ impl Handler {
                 limit: self.body_limit,
             });
         }
-        let (version, call) = match (endpoint, xmlrpc::decode_call(body, self.body_limit)) {
+        let (version, call) = match (endpoint, geni_xmlrpc::decode_call(body, self.body_limit)) {
             (_, Err(error)) => {
                 tracing::info!(%error, "malformed call");
                 return Response::fault(error.fault_code(), &error.to_string());
@@ -182,7 +182,7 @@ impl Handler {
         );
         let _entered = span.enter();
         match self.dispatch.dispatch(version, caller, &call) {
-            Ok(value) => match xmlrpc::encode_response(&value) {
+            Ok(value) => match geni_xmlrpc::encode_response(&value) {
                 Ok(body) => Response::xml(body),
                 Err(error) => {
                     tracing::error!(%error, "unencodable response");

@@ -14,11 +14,11 @@ use geni_am::core::Aggregate;
 use geni_am::server::{Endpoint, Handler, PeerIdentity, Response};
 use geni_am::service;
 use geni_am::store::components::{ComponentRow, DiskImageSpec};
-use geni_am::xmlrpc::{self, Value, member};
 use geni_credentials::devca::{Authority, Identity};
 use geni_credentials::privilege::Privilege;
 use geni_credentials::sign::{self, Algorithms, CredentialSpec};
 use geni_credentials::{TrustStore, VerifiedChain};
+use geni_xmlrpc::{Value, member};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -194,7 +194,7 @@ impl World {
         method: &str,
         params: Vec<Value>,
     ) -> Answer {
-        let body = xmlrpc::encode_call(method, &params).unwrap();
+        let body = geni_xmlrpc::encode_call(method, &params).unwrap();
         self.send(chain, version, body.as_bytes())
     }
 
@@ -204,7 +204,7 @@ impl World {
         let peer = PeerIdentity::Verified(Arc::new(chain.clone()));
         let response = self.post(Endpoint::Api(version), Some(&peer), body);
         assert_eq!(response.status.as_u16(), 200, "{}", response.body);
-        Answer(xmlrpc::decode_response(response.body.as_bytes(), usize::MAX).unwrap())
+        Answer(geni_xmlrpc::decode_response(response.body.as_bytes(), usize::MAX).unwrap())
     }
 
     /// Posts a raw body to `endpoint` on a connection whose caller is
@@ -226,7 +226,7 @@ impl World {
 
 /// A decoded answer: an envelope, or a fault.
 #[derive(Debug)]
-pub struct Answer(pub xmlrpc::Reply);
+pub struct Answer(pub geni_xmlrpc::Reply);
 
 impl Answer {
     /// The envelope (panics on a fault).
