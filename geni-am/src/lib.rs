@@ -1,7 +1,13 @@
-//! The geni-am aggregate manager.
+//! The geni-am aggregate manager: the service and the `geni-am` binary.
 //!
-//! The service itself (config, server, api, core, store, jobs, service) is
-//! built here; for now the library holds the command-line tools for people.
+//! The modules form layers, each importing only those below it (the table
+//! is in docs/ARCHITECTURE.md, and `tests/layers.rs` checks the sources):
+//! `model` at the bottom; `config` (plain data) and `store` on it; `core`
+//! (the aggregate's rules) on the store; `api` on the core and `server` on
+//! the api; `jobs` drive the backend for the core; `service` builds them
+//! all from a configuration; `cli` is the binary's commands. `geni` and
+//! `time` are leaves the layers share; `client` is the XML-RPC client of
+//! `bench` and the tests.
 
 pub mod api;
 pub mod bench;
