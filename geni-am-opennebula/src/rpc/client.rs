@@ -12,12 +12,12 @@
 
 use super::session::Session;
 use super::{Answer, OneRpc, Param, RpcError, wire};
+use resolver::RememberingResolver;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use ureq::tls::{Certificate, RootCerts, TlsConfig, TlsProvider};
-use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector, Transport};
 
 /// Largest reply read: pool dumps of a busy cloud are tens of MB.
@@ -165,7 +165,7 @@ impl OneClient {
             session: settings.session,
             url,
             endpoint: settings.endpoint,
-            agent: ureq::Agent::with_parts(config, connector, DefaultResolver::default()),
+            agent: ureq::Agent::with_parts(config, connector, RememberingResolver::default()),
             timeout: settings.timeout,
             retries: settings.retries,
             max_connections: settings.max_connections,
@@ -390,6 +390,8 @@ fn read_ca_file(ca: &std::path::Path) -> Result<Vec<Certificate<'static>>, Clien
 fn jittered(backoff: Duration) -> Duration {
     backoff.mul_f64(rand::random_range(0.5..=1.0))
 }
+
+mod resolver;
 
 #[cfg(test)]
 mod tests;
