@@ -58,3 +58,45 @@ impl Resolver for RememberingResolver {
         Ok(addrs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ureq::Agent;
+
+    fn resolve(resolver: &RememberingResolver, url: &str) -> Vec<std::net::SocketAddr> {
+        let config = Agent::config_builder().build();
+        let uri: Uri = url.parse().unwrap();
+        resolver
+            .resolve(&uri, &config, NextTimeout::default())
+            .unwrap()
+            .to_vec()
+    }
+
+    #[test]
+    fn another_host_or_port_is_looked_up_not_taken_from_memory() {
+        let resolver = RememberingResolver::default();
+        assert_eq!(
+            resolve(&resolver, "http://127.0.0.1:2633/RPC2"),
+            ["127.0.0.1:2633".parse().unwrap()]
+        );
+        assert_eq!(
+            resolve(&resolver, "http://127.0.0.2:2633/RPC2"),
+            ["127.0.0.2:2633".parse().unwrap()]
+        );
+        assert_eq!(
+            resolve(&resolver, "http://127.0.0.2:2634/RPC2"),
+            ["127.0.0.2:2634".parse().unwrap()]
+        );
+    }
+
+    #[test]
+    fn the_last_answer_is_remembered_for_its_host_and_port() {
+        let resolver = RememberingResolver::default();
+        resolve(&resolver, "http://127.0.0.1:2633/RPC2");
+        let last = resolver.last.lock().unwrap();
+        let known = last.as_ref().expect("an answer remembered");
+        assert_eq!(known.authority, "127.0.0.1:2633");
+        assert_eq!(known.addrs.to_vec(), ["127.0.0.1:2633".parse().unwrap()]);
+    }
+}
