@@ -15,6 +15,7 @@
 mod columns;
 pub mod components;
 pub mod events;
+mod filters;
 pub mod jobs;
 pub mod link_ranges;
 pub mod networks;

@@ -9,7 +9,7 @@ pub use from_backend::component_rows;
 
 use super::schema::{components, jobs, slivers};
 use super::{Conn, Json, Store, StoreResult, UnixTime};
-use crate::model::{AllocationState, JobKind, JobState};
+use crate::model::{AllocationState, JobKind};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -210,13 +210,15 @@ pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String,
         slivers::exclusive,
     );
     let mut rows: Vec<(String, i64, i64, bool)> = slivers::table
-        .filter(slivers::allocation_state.ne(AllocationState::Unallocated))
+        // The live states rather than "not unallocated", so that the
+        // (allocation_state, expires_at) index serves it.
+        .filter(super::filters::live_sliver())
         .filter(slivers::expires_at.gt(UnixTime::from(now)))
         .select(columns)
         .load(conn)?;
     let destroying: Vec<Option<String>> = jobs::table
         .filter(jobs::kind.eq(JobKind::Destroy))
-        .filter(jobs::state.eq_any(JobState::PENDING))
+        .filter(super::filters::pending_job())
         .select(jobs::sliver_urn)
         .load(conn)?;
     let destroying: Vec<String> = destroying.into_iter().flatten().collect();

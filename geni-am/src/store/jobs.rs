@@ -304,7 +304,7 @@ impl Store {
         self.read(|conn| {
             let pending: i64 = jobs::table
                 .filter(jobs::kind.eq(JobKind::Destroy))
-                .filter(jobs::state.eq_any(JobState::PENDING))
+                .filter(super::filters::pending_job())
                 .count()
                 .get_result(conn)?;
             Ok(pending > 0)

@@ -100,7 +100,7 @@ fn purge_requests(conn: &mut Conn, cutoff: UnixTime, batch: i64) -> StoreResult<
 /// Removes up to `batch` jobs done or failed at or before `cutoff`.
 fn purge_jobs(conn: &mut Conn, cutoff: UnixTime, batch: i64) -> StoreResult<usize> {
     let ids: Vec<String> = jobs::table
-        .filter(jobs::state.eq_any(JobState::FINISHED))
+        .filter(super::filters::finished_job())
         .filter(jobs::updated_at.le(cutoff))
         .select(jobs::id)
         .limit(batch)

@@ -143,7 +143,7 @@ pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliverRow>> {
 pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
         .filter(slivers::slice_urn.eq(slice_urn))
-        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
+        .filter(super::filters::live_sliver())
         .order((slivers::created_at, slivers::client_id))
         .load(conn)?)
 }
@@ -159,7 +159,7 @@ pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>>
 /// Every sliver holding resources.
 pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
-        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
+        .filter(super::filters::live_sliver())
         .order((slivers::created_at, slivers::urn))
         .load(conn)?)
 }
@@ -167,7 +167,7 @@ pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
 /// Live slivers whose current state expired at or before `now`.
 pub fn expired(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
-        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
+        .filter(super::filters::live_sliver())
         .filter(slivers::expires_at.le(UnixTime::from(now)))
         .order(slivers::expires_at)
         .load(conn)?)

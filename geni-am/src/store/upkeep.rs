@@ -6,7 +6,7 @@
 
 use super::schema::{jobs, slivers};
 use super::{Conn, Store, StoreResult, UnixTime, slivers as sliver_rows};
-use crate::model::{AllocationState, EventKind, JobState};
+use crate::model::EventKind;
 use chrono::{DateTime, Utc};
 use diesel::dsl::min;
 use diesel::prelude::*;
@@ -15,7 +15,7 @@ use std::collections::HashSet;
 /// The earliest expiry among live slivers.
 fn next_expiry(conn: &mut Conn) -> StoreResult<Option<DateTime<Utc>>> {
     let earliest: Option<UnixTime> = slivers::table
-        .filter(slivers::allocation_state.eq_any(AllocationState::LIVE))
+        .filter(super::filters::live_sliver())
         .select(min(slivers::expires_at))
         .first(conn)?;
     Ok(earliest.map(UnixTime::get))
@@ -24,7 +24,7 @@ fn next_expiry(conn: &mut Conn) -> StoreResult<Option<DateTime<Utc>>> {
 /// URNs of slivers with a queued or running job.
 pub fn pending_job_slivers(conn: &mut Conn) -> StoreResult<HashSet<String>> {
     let urns: Vec<Option<String>> = jobs::table
-        .filter(jobs::state.eq_any(JobState::PENDING))
+        .filter(super::filters::pending_job())
         .select(jobs::sliver_urn)
         .distinct()
         .load(conn)?;

@@ -1,0 +1,2 @@
+CREATE INDEX slivers_slice ON slivers (slice_urn);
+DROP INDEX slivers_slice_state;

@@ -1,0 +1,7 @@
+-- A slice's live slivers are read on every call that names the slice
+-- (Allocate, Provision, Status, Describe, Delete, ...). Indexed by the slice
+-- alone, that read visited every sliver the slice ever had, deleted ones
+-- included, until the retention purge removed them; with the state in the
+-- index it visits only the live ones.
+CREATE INDEX slivers_slice_state ON slivers (slice_urn, allocation_state);
+DROP INDEX slivers_slice;
