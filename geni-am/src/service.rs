@@ -9,6 +9,7 @@
 
 pub mod backend;
 mod launch;
+pub mod memory;
 
 pub use launch::{LaunchError, Running, launch, retention};
 

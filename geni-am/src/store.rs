@@ -166,6 +166,9 @@ impl Store {
         let pool = Pool::builder()
             .max_size(max_connections.max(1))
             .min_idle(Some(0))
+            // Connections a burst opened close after a minute unused, and
+            // with them their page and statement caches.
+            .idle_timeout(Some(Duration::from_secs(60)))
             .connection_timeout(Duration::from_secs(30))
             .build_unchecked(manager);
         let store = Store { pool, postgres };

@@ -3,7 +3,9 @@
 //! before it touches the store), builds the service
 //! ([`crate::service::build`]: store with migrations, backend, background
 //! jobs, the aggregate and the request handler) and runs the HTTPS server
-//! in the foreground until SIGTERM or SIGINT. Logs go to standard error
+//! in the foreground until SIGTERM or SIGINT, with a thread that hands
+//! memory freed by bursts of calls back to the system
+//! ([`crate::service::memory`]). Logs go to standard error
 //! (filter with `RUST_LOG`, default `info`).
 
 use crate::config::Config;
@@ -40,6 +42,7 @@ fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let config = Config::load(&args.config)?;
     let bound = server::bind(&config.server, server::load_trust(&config.server)?)?;
     let service = service::build(config)?;
+    service::memory::start_trimmer().context("cannot start the memory trimmer")?;
     tracing::info!(
         listen = %service.config.server.listen,
         url = %service.config.server.api_url(3),
