@@ -20,7 +20,7 @@ use session::{answer_value, credentials, rspec_version, run_client};
 use stats::Latencies;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// What each client does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +104,11 @@ pub struct Report {
     pub connections: u64,
     /// Wall time of the run.
     pub elapsed: Duration,
+    /// When the clients started and when the last one ended, by the
+    /// system clock: the client processes of a `--processes` run are
+    /// timed from the first one's start to the last one's end, their own
+    /// start-up left out.
+    pub window: Option<(SystemTime, SystemTime)>,
     /// CPU time the client side used during the run, when known.
     pub client_cpu: Option<Duration>,
     /// Client processes (1 when the clients ran as threads of this one).
@@ -129,6 +134,12 @@ impl Report {
         self.failures.extend(other.failures);
         self.no_room_retries += other.no_room_retries;
         self.connections += other.connections;
+        self.window = match (self.window, other.window) {
+            (Some((start, end)), Some((other_start, other_end))) => {
+                Some((start.min(other_start), end.max(other_end)))
+            }
+            (window, None) | (None, window) => window,
+        };
     }
 }
 
@@ -196,6 +207,7 @@ pub fn run(options: &BenchOptions) -> Result<Report, BenchError> {
         .collect::<Result<Vec<_>, _>>()?;
     let cpu_before = cpu::used();
     let started = Instant::now();
+    let started_at = SystemTime::now();
     let mut report = std::thread::scope(|scope| {
         let handles: Vec<_> = clients
             .into_iter()
@@ -215,6 +227,7 @@ pub fn run(options: &BenchOptions) -> Result<Report, BenchError> {
         Ok::<_, BenchError>(report)
     })?;
     report.elapsed = started.elapsed();
+    report.window = Some((started_at, started_at + report.elapsed));
     report.client_cpu = cpu::since(cpu_before);
     report.processes = 1;
     Ok(report)

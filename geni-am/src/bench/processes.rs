@@ -1,17 +1,17 @@
 //! `geni-am bench --processes P`: the load split over P client processes
 //! (this binary run again, each printing [`super::wire`] lines), so that
 //! one process's threads are not what limits the run. The children are
-//! started together, their raw latencies merged into one report, and the
-//! CPU time they used (with this process's) measured over the run's wall
-//! time.
+//! started together, their raw latencies merged into one report, timed
+//! from the first client's start to the last one's end (as the processes
+//! report them, so that their start-up is left out), and the CPU time they
+//! used (with this process's) measured.
 
 use super::{BenchError, Report, cpu, wire};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 /// Runs `children` (each a `geni-am bench` printing wire lines) at once and
-/// merges what they measured; the wall time runs from the first start to
-/// the last exit. A child that exits with status 2 (could not start) or
+/// merges what they measured. A child that exits with status 2 (could not start) or
 /// prints no totals fails the run.
 pub fn run(children: Vec<Command>) -> Result<Report, BenchError> {
     let cpu_before = cpu::used();
@@ -65,6 +65,9 @@ pub fn run(children: Vec<Command>) -> Result<Report, BenchError> {
         let part = wire::read(&String::from_utf8_lossy(&output.stdout))
             .map_err(|e| BenchError::Process(format!("client process {number}: {e}")))?;
         report.merge(part);
+    }
+    if let Some((start, end)) = report.window {
+        report.elapsed = end.duration_since(start).unwrap_or(report.elapsed);
     }
     Ok(report)
 }

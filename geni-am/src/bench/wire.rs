@@ -8,7 +8,7 @@ use super::Report;
 use super::stats::Latencies;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// One line of a client process's output.
 #[derive(Debug, Serialize, Deserialize)]
@@ -31,6 +31,9 @@ enum Line {
         no_room_retries: usize,
         /// Connections opened.
         connections: u64,
+        /// When the clients started and the last one ended, in
+        /// nanoseconds since the Unix epoch.
+        window_unix_nanos: Option<(u64, u64)>,
     },
 }
 
@@ -53,9 +56,18 @@ pub fn write(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         failures: report.failures.clone(),
         no_room_retries: report.no_room_retries,
         connections: report.connections,
+        window_unix_nanos: report
+            .window
+            .map(|(start, end)| (unix_nanos(start), unix_nanos(end))),
     };
     writeln!(out, "{}", serde_json::to_string(&totals)?)?;
     out.flush()
+}
+
+/// `at` in nanoseconds since the Unix epoch (0 before it).
+fn unix_nanos(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// The report a client process wrote; an error names the line that is
@@ -76,11 +88,16 @@ pub fn read(text: &str) -> Result<Report, String> {
                 failures,
                 no_room_retries,
                 connections,
+                window_unix_nanos,
             } => {
                 report.completed += completed;
                 report.failures.extend(failures);
                 report.no_room_retries += no_room_retries;
                 report.connections += connections;
+                report.window = window_unix_nanos.map(|(start, end)| {
+                    let at = |nanos| UNIX_EPOCH + Duration::from_nanos(nanos);
+                    (at(start), at(end))
+                });
                 totals = true;
             }
         }
@@ -103,6 +120,7 @@ mod tests {
             failures: vec!["Delete: refused".into()],
             no_room_retries: 2,
             connections: 5,
+            window: Some((UNIX_EPOCH + Duration::from_secs(7), SystemTime::now())),
             ..Report::default()
         };
         let latencies = [7, 1, 4].map(Duration::from_micros).into_iter().collect();
@@ -117,6 +135,9 @@ mod tests {
             (3, 2, 5)
         );
         assert_eq!(back.failures, ["Delete: refused"]);
+        let (start, end) = back.window.unwrap();
+        assert_eq!(start, UNIX_EPOCH + Duration::from_secs(7));
+        assert!(end > start);
     }
 
     #[test]
