@@ -1,17 +1,60 @@
 //! The load generator behind `geni-am bench`: N concurrent clients, each
-//! on its own kept-alive TLS connection, run full AM API v3 lifecycles
-//! (Allocate → Provision → `geni_start` → Status until `geni_ready` →
-//! Delete) against a running aggregate; every call's latency is recorded
-//! per method ([`stats`]) and the run's lifecycles per second computed.
+//! on its own TLS connection (kept alive, or a new one per call), run full
+//! AM API v3 lifecycles (Allocate → Provision → `geni_start` → Status until
+//! `geni_ready` → Delete) or GetVersion calls against a running aggregate;
+//! every call's latency is recorded per method ([`stats`]), the run's rate
+//! and the client's CPU time ([`cpu`]) measured. The clients run as threads
+//! of this process or spread over several processes ([`processes`], which
+//! read each other's [`wire`] lines).
 
+pub mod cpu;
+pub mod processes;
+mod session;
 pub mod stats;
+pub mod wire;
 
 use crate::client::{Client, ClientError};
 use geni_xmlrpc::Value;
+pub use session::ALLOCATE_NO_ROOM;
+use session::{answer_value, credentials, rspec_version, run_client};
 use stats::Latencies;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+
+/// What each client does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// This many full lifecycles.
+    Lifecycles(usize),
+    /// This many GetVersion calls.
+    GetVersion(usize),
+}
+
+impl Workload {
+    /// What one unit of work is called in the report.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Workload::Lifecycles(_) => "lifecycles",
+            Workload::GetVersion(_) => "GetVersion calls",
+        }
+    }
+
+    /// What the rate is counted in.
+    pub fn rate_unit(self) -> &'static str {
+        match self {
+            Workload::Lifecycles(_) => "lifecycles/s",
+            Workload::GetVersion(_) => "calls/s",
+        }
+    }
+
+    /// Units of work per client.
+    pub fn per_client(self) -> usize {
+        match self {
+            Workload::Lifecycles(count) | Workload::GetVersion(count) => count,
+        }
+    }
+}
 
 /// What to run against which aggregate.
 #[derive(Debug, Clone)]
@@ -32,9 +75,14 @@ pub struct BenchOptions {
     pub sliver_type: String,
     /// Concurrent clients.
     pub clients: usize,
-    /// Lifecycles per client.
-    pub lifecycles: usize,
-    /// Longest wait for `geni_ready`.
+    /// The number of the first client, which names its node (`bench{n}`):
+    /// the client processes of one run number their clients apart.
+    pub first_client: usize,
+    /// What each client does.
+    pub workload: Workload,
+    /// A new TLS connection for every call instead of one kept alive.
+    pub new_connection: bool,
+    /// Longest wait for `geni_ready`, and for room while Allocate is refused.
     pub ready_timeout: Duration,
     /// Pause between Status polls.
     pub poll_interval: Duration,
@@ -43,20 +91,39 @@ pub struct BenchOptions {
 /// What a run measured.
 #[derive(Debug, Default)]
 pub struct Report {
-    /// Latencies per AM API method.
-    pub methods: BTreeMap<&'static str, Latencies>,
-    /// Lifecycles that completed.
+    /// Latencies per AM API method; Allocates refused for no room apart,
+    /// under [`ALLOCATE_NO_ROOM`].
+    pub methods: BTreeMap<String, Latencies>,
+    /// Lifecycles that completed, or GetVersion calls that succeeded.
     pub completed: usize,
     /// Why the others failed (one line each).
     pub failures: Vec<String>,
+    /// Allocates refused for no room and sent again.
+    pub no_room_retries: usize,
+    /// TLS connections the clients opened.
+    pub connections: u64,
     /// Wall time of the run.
     pub elapsed: Duration,
+    /// When the clients started and when the last one ended, by the
+    /// system clock: the client processes of a `--processes` run are
+    /// timed from the first one's start to the last one's end, their own
+    /// start-up left out.
+    pub window: Option<(SystemTime, SystemTime)>,
+    /// CPU time the client side used during the run, when known.
+    pub client_cpu: Option<Duration>,
+    /// Client processes (1 when the clients ran as threads of this one).
+    pub processes: usize,
 }
 
 impl Report {
-    /// Completed lifecycles per second of wall time.
-    pub fn lifecycles_per_second(&self) -> f64 {
+    /// Completed units of work per second of wall time.
+    pub fn rate(&self) -> f64 {
         self.completed as f64 / self.elapsed.as_secs_f64().max(f64::EPSILON)
+    }
+
+    /// Calls made, refused and failed ones included.
+    pub fn calls(&self) -> usize {
+        self.methods.values().map(Latencies::count).sum()
     }
 
     fn merge(&mut self, other: Report) {
@@ -65,6 +132,14 @@ impl Report {
         }
         self.completed += other.completed;
         self.failures.extend(other.failures);
+        self.no_room_retries += other.no_room_retries;
+        self.connections += other.connections;
+        self.window = match (self.window, other.window) {
+            (Some((start, end)), Some((other_start, other_end))) => {
+                Some((start.min(other_start), end.max(other_end)))
+            }
+            (window, None) | (None, window) => window,
+        };
     }
 }
 
@@ -77,6 +152,9 @@ pub enum BenchError {
     /// A client thread could not be started or panicked.
     #[error("client thread: {0}")]
     Thread(String),
+    /// A client process could not be started or did not report.
+    #[error("client process: {0}")]
+    Process(String),
     /// The sliver type to request could not be read from the advertisement.
     #[error("no sliver type to request: {0}")]
     Advertisement(String),
@@ -99,7 +177,7 @@ pub fn advertised_sliver_type(
     ]));
     let params = [credentials(credential), options];
     let value = answer_value("ListResources", client.call("ListResources", &params))
-        .map_err(BenchError::Advertisement)?;
+        .map_err(|failure| BenchError::Advertisement(failure.into()))?;
     let advertisement = geni_xmlrpc::as_str(&value).unwrap_or_default();
     first_sliver_type(advertisement).ok_or_else(|| {
         BenchError::Advertisement(
@@ -118,8 +196,8 @@ fn first_sliver_type(advertisement: &str) -> Option<String> {
         .find_map(|node| Some(node.sliver_type()?.name()?.into_owned()))
 }
 
-/// Runs `options.clients` clients of `options.lifecycles` lifecycles each
-/// and gathers what they measured.
+/// Runs `options.clients` clients as threads of this process and gathers
+/// what they measured, with the CPU time this process used meanwhile.
 pub fn run(options: &BenchOptions) -> Result<Report, BenchError> {
     let clients = (0..options.clients)
         .map(|_| {
@@ -127,12 +205,17 @@ pub fn run(options: &BenchOptions) -> Result<Report, BenchError> {
             Client::new(&options.url, &options.cert, &options.key, ca)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let cpu_before = cpu::used();
     let started = Instant::now();
+    let started_at = SystemTime::now();
     let mut report = std::thread::scope(|scope| {
         let handles: Vec<_> = clients
             .into_iter()
             .enumerate()
-            .map(|(i, mut client)| scope.spawn(move || run_client(i, &mut client, options)))
+            .map(|(i, mut client)| {
+                let index = options.first_client + i;
+                scope.spawn(move || run_client(index, &mut client, options))
+            })
             .collect();
         let mut report = Report::default();
         for handle in handles {
@@ -144,165 +227,8 @@ pub fn run(options: &BenchOptions) -> Result<Report, BenchError> {
         Ok::<_, BenchError>(report)
     })?;
     report.elapsed = started.elapsed();
+    report.window = Some((started_at, started_at + report.elapsed));
+    report.client_cpu = cpu::since(cpu_before);
+    report.processes = 1;
     Ok(report)
-}
-
-/// The lifecycles of client number `index`.
-fn run_client(index: usize, client: &mut Client, options: &BenchOptions) -> Report {
-    let mut session = Session {
-        client,
-        options,
-        request: request(&options.sliver_type, &format!("bench{index}")),
-        report: Report::default(),
-    };
-    for _ in 0..options.lifecycles {
-        match session.lifecycle() {
-            Ok(()) => session.report.completed += 1,
-            Err(failure) => session.report.failures.push(failure),
-        }
-    }
-    session.report
-}
-
-/// A client making timed calls.
-struct Session<'a> {
-    client: &'a mut Client,
-    options: &'a BenchOptions,
-    /// This client's request (its own node client_id).
-    request: String,
-    report: Report,
-}
-
-impl Session<'_> {
-    /// Allocate → Provision → `geni_start` → Status until ready → Delete.
-    fn lifecycle(&mut self) -> Result<(), String> {
-        let slice = s(&self.options.slice_urn);
-        let request = s(&self.request);
-        let allocated = self.call("Allocate", vec![slice, self.creds(), request, empty()])?;
-        let urn = first_sliver(&allocated)?;
-        let urns = Value::Array(vec![s(&urn)]);
-        let version = Value::Struct(BTreeMap::from([(
-            "geni_rspec_version".to_owned(),
-            rspec_version(),
-        )]));
-        let outcome = self
-            .call("Provision", vec![urns.clone(), self.creds(), version])
-            .and_then(|_| {
-                let args = vec![urns.clone(), self.creds(), s("geni_start"), empty()];
-                self.call("PerformOperationalAction", args)
-            })
-            .and_then(|_| self.wait_ready(&urns));
-        let deleted = self.call("Delete", vec![urns, self.creds(), empty()]);
-        outcome.and(deleted).map(drop)
-    }
-
-    fn wait_ready(&mut self, urns: &Value) -> Result<Value, String> {
-        let started = Instant::now();
-        loop {
-            let status = self.call("Status", vec![urns.clone(), self.creds(), empty()])?;
-            let state = geni_xmlrpc::member(&status, "geni_slivers")
-                .and_then(|list| match list {
-                    Value::Array(items) => items.first(),
-                    _ => None,
-                })
-                .and_then(|sliver| geni_xmlrpc::member(sliver, "geni_operational_status"))
-                .and_then(geni_xmlrpc::as_str)
-                .unwrap_or_default();
-            match state {
-                "geni_ready" => return Ok(status),
-                "geni_failed" => return Err("Status: the sliver failed".into()),
-                _ if started.elapsed() > self.options.ready_timeout => {
-                    let waited = started.elapsed();
-                    return Err(format!("Status: still {state} after {waited:?}"));
-                }
-                _ => std::thread::sleep(self.options.poll_interval),
-            }
-        }
-    }
-
-    fn creds(&self) -> Value {
-        credentials(&self.options.credential)
-    }
-
-    /// Calls `method`, records its latency, and returns the envelope's
-    /// value when `geni_code` is 0.
-    fn call(&mut self, method: &'static str, params: Vec<Value>) -> Result<Value, String> {
-        let started = Instant::now();
-        let reply = self.client.call(method, &params);
-        self.report
-            .methods
-            .entry(method)
-            .or_default()
-            .push(started.elapsed());
-        answer_value(method, reply)
-    }
-}
-
-/// The value of a call's answer when `geni_code` is 0, else why not.
-fn answer_value(
-    method: &str,
-    reply: Result<geni_xmlrpc::Reply, ClientError>,
-) -> Result<Value, String> {
-    let envelope = match reply {
-        Ok(Ok(envelope)) => envelope,
-        Ok(Err(fault)) => return Err(format!("{method}: fault {fault:?}")),
-        Err(error) => return Err(format!("{method}: {error}")),
-    };
-    let code = geni_xmlrpc::member(&envelope, "code")
-        .and_then(|code| geni_xmlrpc::member(code, "geni_code"))
-        .and_then(geni_xmlrpc::as_int);
-    if code != Some(0) {
-        let output = geni_xmlrpc::member(&envelope, "output")
-            .and_then(geni_xmlrpc::as_str)
-            .unwrap_or_default();
-        return Err(format!("{method}: geni_code {code:?}: {output}"));
-    }
-    Ok(geni_xmlrpc::member(&envelope, "value")
-        .cloned()
-        .unwrap_or_else(empty))
-}
-
-/// The credentials argument holding one SFA credential.
-fn credentials(credential: &str) -> Value {
-    Value::Array(vec![Value::Struct(BTreeMap::from([
-        ("geni_type".to_owned(), s("geni_sfa")),
-        ("geni_version".to_owned(), s("3")),
-        ("geni_value".to_owned(), s(credential)),
-    ]))])
-}
-
-/// `geni_rspec_version` GENI 3.
-fn rspec_version() -> Value {
-    Value::Struct(BTreeMap::from([
-        ("type".to_owned(), s("GENI")),
-        ("version".to_owned(), s("3")),
-    ]))
-}
-
-/// The first sliver URN of an Allocate value.
-fn first_sliver(value: &Value) -> Result<String, String> {
-    let Some(Value::Array(slivers)) = geni_xmlrpc::member(value, "geni_slivers") else {
-        return Err("Allocate: no geni_slivers".into());
-    };
-    slivers
-        .first()
-        .and_then(|sliver| geni_xmlrpc::member(sliver, "geni_sliver_urn"))
-        .and_then(geni_xmlrpc::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| "Allocate: no sliver URN".into())
-}
-
-/// A request for one unbound VM of `sliver_type` named `client_id`.
-fn request(sliver_type: &str, client_id: &str) -> String {
-    format!(
-        "<rspec xmlns=\"http://www.geni.net/resources/rspec/3\" type=\"request\"><node client_id=\"{client_id}\" exclusive=\"false\"><sliver_type name=\"{sliver_type}\"/></node></rspec>"
-    )
-}
-
-fn s(text: &str) -> Value {
-    Value::String(text.to_owned())
-}
-
-fn empty() -> Value {
-    Value::Struct(BTreeMap::new())
 }

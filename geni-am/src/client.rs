@@ -1,7 +1,9 @@
 //! A small blocking XML-RPC-over-TLS client with a client certificate, for
 //! tests and the load tool: OpenSSL `SslConnector` over a `TcpStream`,
 //! HTTP/1.1 with `Content-Length` and keep-alive (one connection reused
-//! across calls, reopened once when the server closed it meanwhile), the
+//! across calls, reopened once when the server closed it meanwhile) or, for
+//! the load tool's `--new-connection`, one connection per call as omni
+//! makes them, the
 //! certificate chain sent so servers can use the intermediates, and the
 //! server's certificate verified (host name included) when a CA file is given.
 
@@ -76,6 +78,7 @@ pub struct Client {
     path: String,
     stream: Option<BufReader<SslStream<TcpStream>>>,
     connections: u64,
+    keep_alive: bool,
 }
 
 impl Client {
@@ -117,6 +120,7 @@ impl Client {
             path,
             stream: None,
             connections: 0,
+            keep_alive: true,
         })
     }
 
@@ -124,6 +128,16 @@ impl Client {
     /// keep-alive held for every call).
     pub fn connections(&self) -> u64 {
         self.connections
+    }
+
+    /// Keeps the connection open between calls (the default) or, with
+    /// `false`, asks for `Connection: close` and opens a new TCP connection
+    /// and TLS handshake for every call.
+    pub fn set_keep_alive(&mut self, keep_alive: bool) {
+        self.keep_alive = keep_alive;
+        if !keep_alive {
+            self.stream = None;
+        }
     }
 
     /// Calls `method` with `params`: the value, or the fault the server sent.
@@ -179,8 +193,13 @@ impl Client {
             None => BufReader::new(self.connect()?),
         };
         let mut stream = stream;
+        let connection = if self.keep_alive {
+            "keep-alive"
+        } else {
+            "close"
+        };
         let head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: geni-am-client\r\nContent-Type: text/xml\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: geni-am-client\r\nContent-Type: text/xml\r\nContent-Length: {}\r\nConnection: {connection}\r\n\r\n",
             self.addr,
             body.len()
         );
@@ -192,7 +211,7 @@ impl Client {
             ReadError::Io(source) => io(source),
             ReadError::Http(message) => ClientError::Http(message),
         })?;
-        if keep {
+        if keep && self.keep_alive {
             self.stream = Some(stream);
         }
         Ok(reply)

@@ -32,7 +32,7 @@ pub fn geni_am_bin() -> PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = std::process::Command::new(cargo)
             .current_dir(workspace_root())
-            .args(["build", "--quiet", "-p", "am", "--bin", "geni-am"])
+            .args(["build", "--quiet", "-p", "geni-am", "--bin", "geni-am"])
             .status()
             .expect("cargo runs");
         assert!(status.success(), "building geni-am failed");

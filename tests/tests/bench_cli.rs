@@ -1,7 +1,10 @@
 //! `geni-am bench` against the real binary: N clients run full v3
 //! lifecycles and the report names every method with its percentiles and
 //! the lifecycles per second; without `--sliver-type` it requests a type
-//! the aggregate advertises.
+//! the aggregate advertises; an Allocate refused for want of room is sent
+//! again and counted; GetVersion runs make exactly the calls asked for, on
+//! one connection per call with `--new-connection`, and `--processes`
+//! merges its client processes' calls into one report.
 
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::database::Store;
@@ -11,12 +14,21 @@ use std::process::Command;
 /// Runs `geni-am bench` on `config` with `clients` clients of
 /// `lifecycles` lifecycles each; what it printed, once it succeeded.
 fn bench(config: &Path, clients: u32, lifecycles: u32) -> String {
+    let (clients, lifecycles) = (clients.to_string(), lifecycles.to_string());
+    bench_with(
+        config,
+        &["--clients", &clients, "--lifecycles", &lifecycles],
+    )
+}
+
+/// Runs `geni-am bench --config config` with `args`; what it printed,
+/// once it succeeded.
+fn bench_with(config: &Path, args: &[&str]) -> String {
     let output = Command::new(geni_am_tests::geni_am_bin())
         .arg("bench")
         .arg("--config")
         .arg(config)
-        .args(["--clients", &clients.to_string()])
-        .args(["--lifecycles", &lifecycles.to_string()])
+        .args(args)
         .output()
         .expect("geni-am bench runs");
     let report = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -26,6 +38,44 @@ fn bench(config: &Path, clients: u32, lifecycles: u32) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     report
+}
+
+/// The call count of the report's line for `method`.
+fn calls_of(report: &str, method: &str) -> usize {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with(method) && l[method.len()..].starts_with(' '))
+        .unwrap_or_else(|| panic!("no {method} line in:\n{report}"));
+    line[method.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no call count in `{line}`"))
+}
+
+/// The number that starts the report's line ending in `rest`.
+fn count_before(report: &str, rest: &str) -> usize {
+    report
+        .lines()
+        .find_map(|l| l.strip_suffix(rest)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no line `N{rest}` in:\n{report}"))
+}
+
+/// The connections and calls of the report's line
+/// `N connections opened for M calls`.
+fn connections_and_calls(report: &str) -> (usize, usize) {
+    let line = report
+        .lines()
+        .find(|l| l.contains(" connections opened for "))
+        .unwrap_or_else(|| panic!("no connections line in:\n{report}"));
+    let numbers: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    match numbers[..] {
+        [connections, calls] => (connections, calls),
+        _ => panic!("not two counts in `{line}`"),
+    }
 }
 
 #[test]
@@ -39,19 +89,8 @@ fn bench_runs_lifecycles() {
         "Status",
         "Delete",
     ] {
-        let line = report
-            .lines()
-            .find(|l| l.starts_with(method))
-            .unwrap_or_else(|| panic!("no {method} line in:\n{report}"));
-        let calls: usize = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|n| n.parse().ok())
-            .expect("a call count");
-        assert!(
-            calls >= 6,
-            "{method}: one call per lifecycle at least: {line}"
-        );
+        let calls = calls_of(&report, method);
+        assert!(calls >= 6, "{method}: one call per lifecycle at least");
     }
     assert!(
         report.contains("6 lifecycles completed, 0 failed"),
@@ -90,4 +129,109 @@ fn bench_refuses_a_missing_configuration() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("/nonexistent/geni-am.toml"), "{stderr}");
+}
+
+#[test]
+fn an_allocate_refused_for_no_room_is_sent_again_until_every_lifecycle_completes() {
+    // One VM of room for three clients: while one client's sliver lives
+    // (and until its destroy job ran), the others' Allocates are refused.
+    let aggregate = Aggregate::start_with(Store::Sqlite, |table| {
+        let hosts = table
+            .get_mut("backend")
+            .and_then(|b| b.get_mut("sim"))
+            .and_then(|s| s.get_mut("hosts"))
+            .and_then(toml::Value::as_array_mut)
+            .expect("dev init configures hosts");
+        hosts.truncate(1);
+        let host = hosts[0].as_table_mut().expect("a host table");
+        host.insert("max_vms".into(), 1.into());
+    });
+    let report = bench(aggregate.config(), 3, 2);
+    assert!(
+        report.contains("6 lifecycles completed, 0 failed"),
+        "totals:\n{report}"
+    );
+    let retries = count_before(
+        &report,
+        " Allocate calls refused for no room and sent again",
+    );
+    assert!(retries > 0, "three clients shared one VM:\n{report}");
+    assert_eq!(calls_of(&report, "Allocate (no room)"), retries);
+    assert_eq!(calls_of(&report, "Allocate"), 6, "{report}");
+}
+
+#[test]
+fn getversion_makes_calls_times_clients_calls_on_one_kept_alive_connection_each() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    let report = bench_with(
+        aggregate.config(),
+        &["--getversion", "--clients", "3", "--calls", "7"],
+    );
+    assert_eq!(calls_of(&report, "GetVersion"), 21, "{report}");
+    assert!(
+        report.contains("21 GetVersion calls completed, 0 failed"),
+        "totals:\n{report}"
+    );
+    assert!(report.contains(" calls/s\n"), "{report}");
+    assert_eq!(connections_and_calls(&report), (3, 21));
+    assert!(report.contains("client CPU "), "{report}");
+}
+
+#[test]
+fn new_connection_opens_one_connection_per_call() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    let config = aggregate.config();
+    let args = ["--new-connection", "--clients", "2"];
+    let getversion = bench_with(
+        config,
+        &[&args[..], &["--getversion", "--calls", "5"]].concat(),
+    );
+    assert_eq!(connections_and_calls(&getversion), (10, 10));
+    assert!(
+        getversion.contains("a new connection per call"),
+        "{getversion}"
+    );
+    let lifecycles = bench_with(config, &[&args[..], &["--lifecycles", "1"]].concat());
+    assert!(
+        lifecycles.contains("2 lifecycles completed, 0 failed"),
+        "totals:\n{lifecycles}"
+    );
+    let (connections, calls) = connections_and_calls(&lifecycles);
+    assert!(
+        calls >= 10,
+        "five calls per lifecycle at least:\n{lifecycles}"
+    );
+    assert_eq!(connections, calls, "{lifecycles}");
+}
+
+#[test]
+fn processes_merge_every_client_process_calls_into_one_report() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    let config = aggregate.config();
+    let getversion = bench_with(
+        config,
+        &[
+            "--getversion",
+            "--processes",
+            "2",
+            "--clients",
+            "3",
+            "--calls",
+            "4",
+        ],
+    );
+    assert!(getversion.contains(", 2 client processes"), "{getversion}");
+    assert_eq!(calls_of(&getversion, "GetVersion"), 12, "{getversion}");
+    assert_eq!(connections_and_calls(&getversion), (3, 12));
+    assert!(getversion.contains("client CPU "), "{getversion}");
+    // The processes number their clients apart: three nodes of one slice.
+    let lifecycles = bench_with(
+        config,
+        &["--processes", "3", "--clients", "3", "--lifecycles", "1"],
+    );
+    assert!(
+        lifecycles.contains("3 lifecycles completed, 0 failed"),
+        "totals:\n{lifecycles}"
+    );
+    assert_eq!(calls_of(&lifecycles, "Allocate"), 3, "{lifecycles}");
 }

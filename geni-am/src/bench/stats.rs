@@ -19,6 +19,11 @@ impl Latencies {
         self.samples.extend(other.samples);
     }
 
+    /// The recorded latencies, in the order of the calls.
+    pub fn samples(&self) -> &[Duration] {
+        &self.samples
+    }
+
     /// How many calls were recorded.
     pub fn count(&self) -> usize {
         self.samples.len()
@@ -44,16 +49,20 @@ impl Latencies {
     }
 }
 
+impl FromIterator<Duration> for Latencies {
+    fn from_iter<I: IntoIterator<Item = Duration>>(samples: I) -> Latencies {
+        Latencies {
+            samples: samples.into_iter().collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ms(values: &[u64]) -> Latencies {
-        let mut l = Latencies::default();
-        for v in values {
-            l.push(Duration::from_millis(*v));
-        }
-        l
+        values.iter().map(|v| Duration::from_millis(*v)).collect()
     }
 
     #[test]

@@ -1,15 +1,20 @@
-//! `geni-am bench --config FILE --clients N --lifecycles M`: runs the load
-//! generator ([`crate::bench`]) against the running aggregate of a
-//! configuration and prints per-method latency percentiles and
-//! lifecycles per second. The client files default to the ones
-//! `geni-am dev init` writes beside the configuration.
+//! `geni-am bench --config FILE`: runs the load generator ([`crate::bench`])
+//! against the running aggregate of a configuration — lifecycles, or
+//! GetVersion calls with `--getversion`; on kept-alive connections or a new
+//! one per call with `--new-connection`; in this process or spread over
+//! `--processes` copies of it — and prints per-method latency percentiles,
+//! the rate, the connections opened and the client's CPU use. The client
+//! files default to the ones `geni-am dev init` writes beside the
+//! configuration.
 
-use crate::bench::{BenchOptions, Report, advertised_sliver_type, run};
+use crate::bench::{
+    BenchError, BenchOptions, Report, Workload, advertised_sliver_type, cpu, processes, run, wire,
+};
 use crate::cli::dev::pki::{AUTHORITY, SLICE};
 use crate::config::Config;
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 /// Arguments of `geni-am bench`.
@@ -22,8 +27,32 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub clients: usize,
     /// Lifecycles each client runs.
-    #[arg(long, value_name = "M", default_value_t = 10)]
+    #[arg(
+        long,
+        value_name = "M",
+        default_value_t = 10,
+        conflicts_with = "getversion"
+    )]
     pub lifecycles: usize,
+    /// Call GetVersion instead of running lifecycles, `--calls` times per client.
+    #[arg(long)]
+    pub getversion: bool,
+    /// GetVersion calls each client makes (with `--getversion`).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1000,
+        requires = "getversion"
+    )]
+    pub calls: usize,
+    /// Open a new TLS connection for every call (as omni does) instead of
+    /// keeping one alive per client.
+    #[arg(long)]
+    pub new_connection: bool,
+    /// Client processes the clients are spread over (this binary run again),
+    /// so that the client is not the limit.
+    #[arg(long, value_name = "P", default_value_t = 1)]
+    pub processes: usize,
     /// Client certificate chain [default: alice-cert.pem beside the configuration].
     #[arg(long, value_name = "FILE")]
     pub cert: Option<PathBuf>,
@@ -43,58 +72,92 @@ pub struct BenchArgs {
     /// advertises on an available node].
     #[arg(long, value_name = "NAME")]
     pub sliver_type: Option<String>,
-    /// Seconds a sliver gets to become ready.
+    /// Seconds a sliver gets to become ready, and an Allocate refused for
+    /// want of room to be accepted.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub ready_timeout: u64,
     /// Milliseconds between Status polls.
     #[arg(long, value_name = "MS", default_value_t = 20)]
     pub poll_ms: u64,
+    /// The number of the first client (a client process of `--processes`).
+    #[arg(long, value_name = "N", default_value_t = 0, hide = true)]
+    pub first_client: usize,
+    /// Print raw latencies as JSON lines for a parent `--processes` run.
+    #[arg(long, hide = true)]
+    pub emit_samples: bool,
 }
 
 impl BenchArgs {
     /// Runs the load and prints the report; exit status 1 when any
-    /// lifecycle failed, 2 when the run could not start.
+    /// lifecycle or call failed, 2 when the run could not start.
     pub fn run(self) -> ExitCode {
-        let options = match self.options() {
-            Ok(options) => options,
+        let outcome = self.options().and_then(|options| {
+            let report = if self.processes > 1 {
+                processes::run(self.children(&options)?)?
+            } else {
+                run(&options)?
+            };
+            Ok((options, report))
+        });
+        let (options, report) = match outcome {
+            Ok(done) => done,
             Err(error) => {
                 eprintln!("geni-am bench: {error:#}");
                 return ExitCode::from(2);
             }
         };
-        match run(&options) {
-            Ok(report) => {
-                print!("{}", render(&options, &report));
-                if report.failures.is_empty() {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
+        if self.emit_samples {
+            if let Err(error) = wire::write(&report, &mut std::io::stdout().lock()) {
+                eprintln!("geni-am bench: cannot write the samples: {error}");
+                return ExitCode::from(2);
             }
-            Err(error) => {
-                eprintln!("geni-am bench: {error}");
-                ExitCode::from(2)
-            }
+        } else {
+            print!("{}", render(&options, &report));
         }
+        if report.failures.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    }
+
+    fn credential_file(&self) -> PathBuf {
+        self.beside(&self.credential, "demo-slice-cred.xml")
+    }
+
+    /// `given`, or the file `name` beside the configuration.
+    fn beside(&self, given: &Option<PathBuf>, name: &str) -> PathBuf {
+        let dir = self.config.parent().unwrap_or(Path::new("."));
+        given.clone().unwrap_or_else(|| dir.join(name))
     }
 
     fn options(&self) -> anyhow::Result<BenchOptions> {
         let config = Config::load(&self.config)?;
-        let dir = self.config.parent().unwrap_or(Path::new("."));
-        let or_beside =
-            |given: &Option<PathBuf>, name: &str| given.clone().unwrap_or_else(|| dir.join(name));
-        let credential_file = or_beside(&self.credential, "demo-slice-cred.xml");
+        let credential_file = self.credential_file();
         let credential = std::fs::read_to_string(&credential_file).map_err(|e| {
             anyhow::anyhow!("cannot read credential {}: {e}", credential_file.display())
         })?;
         anyhow::ensure!(self.clients > 0, "--clients must be at least 1");
+        anyhow::ensure!(
+            (1..=self.clients).contains(&self.processes),
+            "--processes must be between 1 and --clients ({})",
+            self.clients
+        );
         let url = config.server.api_url(3);
-        let cert = or_beside(&self.cert, "alice-cert.pem");
-        let key = or_beside(&self.key, "alice-key.pem");
-        let ca = or_beside(&self.ca, "ca-cert.pem");
-        let sliver_type = match &self.sliver_type {
-            Some(name) => name.clone(),
-            None => advertised_sliver_type(&url, &cert, &key, Some(&ca), &credential)?,
+        let cert = self.beside(&self.cert, "alice-cert.pem");
+        let key = self.beside(&self.key, "alice-key.pem");
+        let ca = self.beside(&self.ca, "ca-cert.pem");
+        let workload = if self.getversion {
+            Workload::GetVersion(self.calls)
+        } else {
+            Workload::Lifecycles(self.lifecycles)
+        };
+        let sliver_type = match (&self.sliver_type, workload) {
+            (Some(name), _) => name.clone(),
+            (None, Workload::GetVersion(_)) => String::new(),
+            (None, Workload::Lifecycles(_)) => {
+                advertised_sliver_type(&url, &cert, &key, Some(&ca), &credential)?
+            }
         };
         Ok(BenchOptions {
             url,
@@ -108,20 +171,82 @@ impl BenchArgs {
             credential,
             sliver_type,
             clients: self.clients,
-            lifecycles: self.lifecycles,
+            first_client: self.first_client,
+            workload,
+            new_connection: self.new_connection,
             ready_timeout: Duration::from_secs(self.ready_timeout),
             poll_interval: Duration::from_millis(self.poll_ms),
         })
     }
+
+    /// The client processes of a `--processes` run: this binary with the
+    /// resolved options, the clients shared out and numbered apart.
+    fn children(&self, options: &BenchOptions) -> Result<Vec<Command>, BenchError> {
+        let exe = std::env::current_exe()
+            .map_err(|e| BenchError::Process(format!("cannot find this program: {e}")))?;
+        let mut first = options.first_client;
+        let commands = (0..self.processes)
+            .map(|number| {
+                let clients = self.clients / self.processes
+                    + usize::from(number < self.clients % self.processes);
+                let mut command = Command::new(&exe);
+                command
+                    .arg("bench")
+                    .arg("--config")
+                    .arg(&self.config)
+                    .arg("--cert")
+                    .arg(&options.cert)
+                    .arg("--key")
+                    .arg(&options.key)
+                    .arg("--credential")
+                    .arg(self.credential_file())
+                    .args(["--slice", &options.slice_urn])
+                    .args(["--clients", &clients.to_string()])
+                    .args(["--first-client", &first.to_string()])
+                    .args(["--ready-timeout", &self.ready_timeout.to_string()])
+                    .args(["--poll-ms", &self.poll_ms.to_string()])
+                    .arg("--emit-samples");
+                if let Some(ca) = &options.ca {
+                    command.arg("--ca").arg(ca);
+                }
+                match options.workload {
+                    Workload::Lifecycles(count) => command
+                        .args(["--lifecycles", &count.to_string()])
+                        .args(["--sliver-type", &options.sliver_type]),
+                    Workload::GetVersion(count) => command
+                        .arg("--getversion")
+                        .args(["--calls", &count.to_string()]),
+                };
+                if options.new_connection {
+                    command.arg("--new-connection");
+                }
+                first += clients;
+                command
+            })
+            .collect();
+        Ok(commands)
+    }
 }
 
-/// The report as text: one line per method, then the totals and failures.
+/// The report as text: one line per method, then the totals, the
+/// connections, the client's CPU use and the failures.
 pub fn render(options: &BenchOptions, report: &Report) -> String {
+    let workload = options.workload;
     let mut out = format!(
-        "{} clients x {} lifecycles against {}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "{} clients x {} {} against {}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         options.clients,
-        options.lifecycles,
+        workload.per_client(),
+        workload.unit(),
         options.url,
+        match report.processes {
+            0 | 1 => String::new(),
+            processes => format!(", {processes} client processes"),
+        },
+        if options.new_connection {
+            ", a new connection per call"
+        } else {
+            ", connections kept alive"
+        },
         "method",
         "calls",
         "mean ms",
@@ -143,12 +268,29 @@ pub fn render(options: &BenchOptions, report: &Report) -> String {
         );
     }
     out += &format!(
-        "{} lifecycles completed, {} failed in {:.2} s: {:.2} lifecycles/s\n",
+        "{} {} completed, {} failed in {:.2} s: {:.2} {}\n",
         report.completed,
+        workload.unit(),
         report.failures.len(),
         report.elapsed.as_secs_f64(),
-        report.lifecycles_per_second()
+        report.rate(),
+        workload.rate_unit(),
     );
+    if let Workload::Lifecycles(_) = workload {
+        out += &format!(
+            "{} Allocate calls refused for no room and sent again\n",
+            report.no_room_retries
+        );
+    }
+    out += &format!(
+        "{} connections opened for {} calls\n",
+        report.connections,
+        report.calls()
+    );
+    out += &match report.client_cpu {
+        Some(used) => cpu::verdict(used, report.elapsed, cpu::cores()) + "\n",
+        None => "client CPU unknown (no /proc/self/stat)\n".to_owned(),
+    };
     for failure in &report.failures {
         out += &format!("failed: {failure}\n");
     }
