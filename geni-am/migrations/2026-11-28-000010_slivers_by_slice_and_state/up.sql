@@ -5,3 +5,6 @@
 -- index it visits only the live ones.
 CREATE INDEX slivers_slice_state ON slivers (slice_urn, allocation_state);
 DROP INDEX slivers_slice;
+-- The state poller reads the provisioned slivers that wait for the
+-- backend; among many ready slivers they are few.
+CREATE INDEX slivers_operational ON slivers (operational_state, allocation_state);

@@ -82,11 +82,17 @@ impl OperationalState {
     /// Whether a sliver in this state waits for the backend to finish
     /// something (the poller follows it).
     pub fn awaits_backend(self) -> bool {
-        matches!(
-            self,
-            Self::PendingAllocation | Self::Configuring | Self::Stopping | Self::ReadyBusy
-        )
+        Self::AWAITING_BACKEND.contains(&self)
     }
+
+    /// The states in which a sliver waits for the backend to finish
+    /// something.
+    pub const AWAITING_BACKEND: [OperationalState; 4] = [
+        Self::PendingAllocation,
+        Self::Configuring,
+        Self::Stopping,
+        Self::ReadyBusy,
+    ];
 }
 
 named! {

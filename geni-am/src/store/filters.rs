@@ -7,12 +7,13 @@
 //! column (measured in docs/PERFORMANCE.md, "Prepared once").
 
 use super::schema::{jobs, slivers};
-use crate::model::{AllocationState, JobState};
+use crate::model::{AllocationState, JobState, OperationalState};
 use diesel::dsl::{Eq, Or};
 use diesel::prelude::*;
 
 type AllocationIs = Eq<slivers::allocation_state, AllocationState>;
 type JobStateIs = Eq<jobs::state, JobState>;
+type OperationalIs = Eq<slivers::operational_state, OperationalState>;
 
 /// A sliver that holds resources: [`AllocationState::LIVE`].
 pub(super) type LiveSliver = Or<AllocationIs, AllocationIs>;
@@ -22,6 +23,17 @@ pub(super) type PendingJob = Or<JobStateIs, JobStateIs>;
 
 /// A job that ended: [`JobState::FINISHED`].
 pub(super) type FinishedJob = Or<JobStateIs, JobStateIs>;
+
+/// A sliver waiting for the backend: [`OperationalState::AWAITING_BACKEND`].
+pub(super) type AwaitingBackend =
+    Or<Or<Or<OperationalIs, OperationalIs>, OperationalIs>, OperationalIs>;
+
+/// Slivers in one of [`OperationalState::AWAITING_BACKEND`].
+pub(super) fn awaiting_backend() -> AwaitingBackend {
+    let [a, b, c, d] = OperationalState::AWAITING_BACKEND;
+    let state = slivers::operational_state;
+    state.eq(a).or(state.eq(b)).or(state.eq(c)).or(state.eq(d))
+}
 
 /// Slivers in one of [`AllocationState::LIVE`].
 pub(super) fn live_sliver() -> LiveSliver {
@@ -92,11 +104,13 @@ mod tests {
     }
 
     #[test]
-    fn a_slices_live_slivers_and_the_live_usage_are_index_lookups_on_sqlite() {
+    fn a_slices_live_slivers_the_live_usage_and_the_slivers_awaiting_the_backend_are_index_lookups_on_sqlite()
+     {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(&dir.path().join("s.sqlite").to_string_lossy(), 1).expect("store");
         let [allocated, provisioned] = AllocationState::LIVE.map(|s| s.as_str());
-        let (of_slice, usage) = store
+        let [a, b, c, d] = OperationalState::AWAITING_BACKEND.map(|s| s.as_str());
+        let (of_slice, usage, awaiting) = store
             .read(|conn| {
                 let of_slice = slivers::table
                     .filter(slivers::slice_urn.eq("urn:x"))
@@ -106,9 +120,14 @@ mod tests {
                     .filter(live_sliver())
                     .filter(slivers::expires_at.gt(0i64))
                     .select(slivers::component_id);
+                let awaiting = slivers::table
+                    .filter(awaiting_backend())
+                    .filter(slivers::allocation_state.eq(AllocationState::Provisioned))
+                    .select(slivers::urn);
                 Ok::<_, crate::store::StoreError>((
                     plan(conn, &of_slice, &["urn:x", allocated, provisioned]),
                     plan(conn, &usage, &[allocated, provisioned, "0"]),
+                    plan(conn, &awaiting, &[a, b, c, d, provisioned]),
                 ))
             })
             .expect("read");
@@ -117,5 +136,9 @@ mod tests {
             "{of_slice}"
         );
         assert!(usage.contains("USING INDEX slivers_expiry"), "{usage}");
+        assert!(
+            awaiting.contains("USING INDEX slivers_operational"),
+            "{awaiting}"
+        );
     }
 }

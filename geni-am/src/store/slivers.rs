@@ -164,6 +164,17 @@ pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
         .load(conn)?)
 }
 
+/// Provisioned slivers waiting for the backend (the poller's work), read
+/// through the index on the operational state, so that the many slivers
+/// that wait for nothing are never loaded.
+pub fn awaiting_backend(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
+    Ok(slivers::table
+        .filter(super::filters::awaiting_backend())
+        .filter(slivers::allocation_state.eq(AllocationState::Provisioned))
+        .order((slivers::created_at, slivers::urn))
+        .load(conn)?)
+}
+
 /// Live slivers whose current state expired at or before `now`.
 pub fn expired(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
@@ -353,6 +364,11 @@ impl Store {
     /// Every live sliver (for the poller and the reconciler).
     pub fn live_slivers(&self) -> StoreResult<Vec<SliverRow>> {
         self.read(live)
+    }
+
+    /// Provisioned slivers waiting for the backend.
+    pub fn slivers_awaiting_backend(&self) -> StoreResult<Vec<SliverRow>> {
+        self.read(awaiting_backend)
     }
 
     /// Live slivers expired at or before `now`.
