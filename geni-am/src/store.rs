@@ -6,12 +6,16 @@
 //! transaction ([`Store::write`]); the `impl Store` blocks of the
 //! submodules wrap the ones the backend workers call on their own.
 //!
+//! Queued jobs ring the store's [`Bell`] once committed (see [`bell`]), so
+//! workers waiting for work wake at once.
+//!
 //! Concurrency: on SQLite every write transaction starts with
 //! `BEGIN IMMEDIATE` (one writer at a time, waiting up to the busy
 //! timeout); on PostgreSQL an allocation first locks the component rows
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
 
+pub mod bell;
 mod columns;
 pub mod components;
 pub mod events;
@@ -25,6 +29,7 @@ pub mod slices;
 pub mod slivers;
 pub mod upkeep;
 
+pub use bell::Bell;
 pub use columns::{CorruptValue, Json, JsonColumn, UnixTime};
 
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
@@ -33,6 +38,7 @@ use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection, R2D2Connectio
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The schema, applied at [`Store::open`].
@@ -139,6 +145,10 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub struct Store {
     pool: Pool<Manager>,
     postgres: bool,
+    /// Rung after each commit that queued jobs.
+    bell: Arc<Bell>,
+    /// Where the pool connects, for the PostgreSQL listener's connection.
+    url: Arc<str>,
 }
 
 impl std::fmt::Debug for Store {
@@ -167,7 +177,12 @@ impl Store {
             .min_idle(Some(0))
             .connection_timeout(Duration::from_secs(30))
             .build_unchecked(manager);
-        let store = Store { pool, postgres };
+        let store = Store {
+            pool,
+            postgres,
+            bell: Arc::default(),
+            url: url.into(),
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -177,13 +192,30 @@ impl Store {
         self.postgres
     }
 
+    /// The bell rung after each commit that queued jobs — in this process,
+    /// and on PostgreSQL in every process running [`Store::listen`].
+    pub fn bell(&self) -> &Bell {
+        &self.bell
+    }
+
+    /// On PostgreSQL, rings [`Store::bell`] whenever any process commits a
+    /// job to the database, until `pause` (given the time to wait before
+    /// looking again) returns true; on SQLite (one process) returns at
+    /// once. Runs on the caller's thread.
+    pub fn listen(&self, pause: &dyn Fn(Duration) -> bool) {
+        if self.postgres {
+            bell::listen(&Manager::new(&self.url), &self.bell, pause);
+        }
+    }
+
     /// A pooled connection, for reads outside a transaction.
     pub fn conn(&self) -> StoreResult<PooledConnection<Manager>> {
         Ok(self.pool.get()?)
     }
 
     /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite),
-    /// committing when it returns `Ok` and rolling back otherwise.
+    /// committing when it returns `Ok` and rolling back otherwise; a
+    /// commit that queued jobs rings [`Store::bell`].
     pub fn write<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut Conn) -> Result<T, E>,
@@ -195,9 +227,15 @@ impl Store {
             Conn::Postgres(c) => AnsiTransactionManager::begin_transaction(c),
         }
         .map_err(StoreError::from)?;
-        match f(conn) {
+        bell::begin();
+        let outcome = f(conn);
+        let queued = bell::queued();
+        match outcome {
             Ok(value) => {
                 Conn::commit_transaction(conn).map_err(StoreError::from)?;
+                if queued {
+                    self.bell.ring();
+                }
                 Ok(value)
             }
             Err(error) => {
