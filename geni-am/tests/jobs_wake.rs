@@ -3,7 +3,9 @@
 //! still run and slivers still reach `geni_ready` in moments — the
 //! workers are woken by the commit that queued the jobs (through
 //! PostgreSQL's `NOTIFY` when another process queued them), the poller by
-//! the workers' finished jobs and by the simulated cloud's changes.
+//! the workers' finished jobs and by the simulated cloud's changes. On
+//! OpenNebula, which cannot tell, the poller looks when a job ends and
+//! polls sooner while VMs are in transition.
 
 mod core_support;
 mod jobs_support;
@@ -12,6 +14,7 @@ on_both_stores!(
     a_job_queued_while_the_workers_wait_runs_before_their_idle_poll,
     a_started_sliver_is_ready_before_any_poll_interval_passed,
 );
+on_both_stores!(OpenNebula: a_vm_on_opennebula_is_followed_when_its_jobs_end,);
 
 use chrono::{TimeDelta, Utc};
 use geni_am::jobs::JobsConfig;
@@ -100,4 +103,20 @@ fn a_job_queued_by_another_process_on_postgresql_wakes_the_waiting_workers() {
     let other = harness.another_store();
     queue_job(&other, "urn:second");
     wait_done(&harness.store, "urn:second");
+}
+
+fn a_vm_on_opennebula_is_followed_when_its_jobs_end(mut harness: Harness) {
+    harness.start(patient_jobs());
+    let request = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+        <rspec xmlns=\"http://www.geni.net/resources/rspec/3\" type=\"request\">\n\
+        <node client_id=\"vm\" exclusive=\"false\"><sliver_type name=\"small\"/></node>\n\
+        </rspec>\n";
+    let urns = harness.provision_document(SLICE, request, Utc::now() + TimeDelta::days(1));
+    harness.wait_for_within(&urns[0], "geni_notready", WITHIN, |row| {
+        row.operational_state == OperationalState::NotReady
+    });
+    harness.act(&urns[0], "geni_start", None);
+    harness.wait_for_within(&urns[0], "geni_ready", WITHIN, |row| {
+        row.operational_state == OperationalState::Ready
+    });
 }
