@@ -164,6 +164,20 @@ impl Store {
     /// a `postgres://`/`postgresql://` URL) with a pool of `max_connections`,
     /// and applies the schema. Several processes may open the same store.
     pub fn open(url: &str, max_connections: u32) -> StoreResult<Store> {
+        let store = Store::pooled(url, max_connections, Arc::default())?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Another pool of `max_connections` on the same database, sharing
+    /// this store's bell: jobs queued through either wake the waiters of
+    /// both (`serve` gives the jobs a pool of their own).
+    pub fn with_own_pool(&self, max_connections: u32) -> StoreResult<Store> {
+        Store::pooled(&self.url, max_connections, self.bell.clone())
+    }
+
+    /// A pool on `url` ringing `bell`, without migrating.
+    fn pooled(url: &str, max_connections: u32, bell: Arc<Bell>) -> StoreResult<Store> {
         let manager = Manager::new(url);
         let postgres = manager.postgres;
         // One connection up front, so a bad URL fails now with its reason
@@ -177,14 +191,12 @@ impl Store {
             .min_idle(Some(0))
             .connection_timeout(Duration::from_secs(30))
             .build_unchecked(manager);
-        let store = Store {
+        Ok(Store {
             pool,
             postgres,
-            bell: Arc::default(),
+            bell,
             url: url.into(),
-        };
-        store.migrate()?;
-        Ok(store)
+        })
     }
 
     /// True when the store is PostgreSQL.

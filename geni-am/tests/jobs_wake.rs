@@ -12,6 +12,7 @@ mod jobs_support;
 
 on_both_stores!(
     a_job_queued_while_the_workers_wait_runs_before_their_idle_poll,
+    a_job_queued_through_another_pool_of_the_store_wakes_the_workers,
     a_started_sliver_is_ready_before_any_poll_interval_passed,
 );
 on_both_stores!(OpenNebula: a_vm_on_opennebula_is_followed_when_its_jobs_end,);
@@ -70,6 +71,17 @@ fn a_job_queued_while_the_workers_wait_runs_before_their_idle_poll(mut harness: 
     queue_job(&harness.store, "urn:first");
     wait_done(&harness.store, "urn:first");
     queue_job(&harness.store, "urn:second");
+    wait_done(&harness.store, "urn:second");
+}
+
+/// `serve` runs the jobs on a pool of their own; jobs the API queues
+/// through its pool must still wake them.
+fn a_job_queued_through_another_pool_of_the_store_wakes_the_workers(mut harness: Harness) {
+    let api = harness.store.with_own_pool(2).unwrap();
+    harness.start(patient_jobs());
+    queue_job(&api, "urn:first");
+    wait_done(&harness.store, "urn:first");
+    queue_job(&api, "urn:second");
     wait_done(&harness.store, "urn:second");
 }
 
