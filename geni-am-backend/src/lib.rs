@@ -453,7 +453,21 @@ pub trait Compute: Send + Sync {
 
     /// Destroys a link network; destroying one that is already gone succeeds.
     fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError>;
+
+    /// Asks the backend to call `hook` whenever the states of its VMs may
+    /// have changed (after an action, and when a transition in progress
+    /// ends), so that whoever follows them need not poll. True when it
+    /// will; false, the default, when it cannot tell and its VMs must be
+    /// polled.
+    fn watch(&self, hook: ChangeHook) -> bool {
+        let _ = hook;
+        false
+    }
 }
+
+/// What a backend calls when the states of its VMs may have changed (see
+/// [`Compute::watch`]); it must return quickly.
+pub type ChangeHook = std::sync::Arc<dyn Fn() + Send + Sync>;
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,8 @@
 //! link network it is attached to; each link network reports a VLAN tag
 //! of its own. With a `state_file` the VMs and networks
 //! are saved on every change and reloaded at start, so they outlive a
-//! restart of the aggregate. Nothing here talks to a real machine.
+//! restart of the aggregate. It tells watchers when its VMs' states
+//! change ([`Compute::watch`]). Nothing here talks to a real machine.
 
 pub mod clock;
 pub mod config;
@@ -14,11 +15,12 @@ mod faults;
 mod network;
 mod persist;
 mod vm;
+mod watch;
 
 use crate::{
-    BackendError, Compute, DiskImage, HARDWARE_TYPE, Host, Inventory, LinkNetwork, NetHandle,
-    NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
-    VmState,
+    BackendError, ChangeHook, Compute, DiskImage, HARDWARE_TYPE, Host, Inventory, LinkNetwork,
+    NetHandle, NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation,
+    VmSize, VmSpec, VmState,
 };
 use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};
@@ -29,6 +31,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use vm::{Delays, SimVm};
+use watch::Watchers;
 
 /// The in-process simulated cloud. Thread-safe: one lock guards its state.
 #[derive(Debug)]
@@ -39,6 +42,7 @@ pub struct SimulatedCloud {
     clock: SimClock,
     state_file: Option<StateFile>,
     state: Mutex<State>,
+    watchers: Watchers,
 }
 
 #[derive(Debug)]
@@ -126,6 +130,7 @@ impl SimulatedCloud {
             clock,
             state_file,
             state: Mutex::new(state),
+            watchers: Watchers::default(),
         })
     }
 
@@ -158,6 +163,8 @@ impl SimulatedCloud {
         if let Err(err) = self.save(&state) {
             tracing::warn!(%err, "simulated cloud state not saved");
         }
+        drop(state);
+        self.watchers.changed(&self.clock, Duration::ZERO);
         removed
     }
 
@@ -215,11 +222,13 @@ impl SimulatedCloud {
     }
 
     /// Runs `action` on the VM behind `handle` with the current time and the
-    /// failure draw of its next boot.
+    /// failure draw of its next boot; watchers are told of the change, and
+    /// again `transition` later, when the phase it began is over.
     fn with_vm(
         &self,
         operation: &str,
         handle: &VmHandle,
+        transition: Duration,
         action: impl FnOnce(&mut SimVm, Duration, Option<String>) -> Result<(), BackendError>,
     ) -> Result<(), BackendError> {
         let mut state = self.enter(operation)?;
@@ -229,7 +238,10 @@ impl SimulatedCloud {
         let failure = faults.boot_failure(&vm.tag, vm.boots + 1);
         tracing::debug!(vm = %handle.0, tag = %vm.tag, operation, "simulated cloud");
         action(vm, self.clock.now(), failure)?;
-        self.save(&state)
+        let saved = self.save(&state);
+        drop(state);
+        self.watchers.changed(&self.clock, transition);
+        saved
     }
 
     fn place(&self, state: &State, spec: &VmSpec) -> Result<(usize, u32, u64), BackendError> {
@@ -390,8 +402,10 @@ impl Compute for SimulatedCloud {
         }
         tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
         state.vms.insert(id, vm);
-        self.save(&state)?;
-        Ok(VmHandle(id.to_string()))
+        let saved = self.save(&state);
+        drop(state);
+        self.watchers.changed(&self.clock, self.delays.create);
+        saved.map(|()| VmHandle(id.to_string()))
     }
 
     fn find_vm(&self, tag: &str) -> Result<Option<VmHandle>, BackendError> {
@@ -414,19 +428,26 @@ impl Compute for SimulatedCloud {
     }
 
     fn start(&self, vm: &VmHandle) -> Result<(), BackendError> {
-        self.with_vm("start", vm, |vm, now, failure| vm.boot(now, failure))
+        let boot = self.delays.boot;
+        self.with_vm("start", vm, boot, |vm, now, failure| vm.boot(now, failure))
     }
 
     fn stop(&self, vm: &VmHandle) -> Result<(), BackendError> {
-        self.with_vm("stop", vm, |vm, now, _| vm.power_off(now))
+        let stop = self.delays.stop;
+        self.with_vm("stop", vm, stop, |vm, now, _| vm.power_off(now))
     }
 
     fn restart(&self, vm: &VmHandle) -> Result<(), BackendError> {
-        self.with_vm("restart", vm, |vm, now, failure| vm.reboot(now, failure))
+        let boot = self.delays.boot;
+        self.with_vm("restart", vm, boot, |vm, now, failure| {
+            vm.reboot(now, failure)
+        })
     }
 
     fn update_users(&self, vm: &VmHandle, users: &[UserKeys]) -> Result<(), BackendError> {
-        self.with_vm("update users", vm, |vm, _, _| vm.install_users(users))
+        self.with_vm("update users", vm, Duration::ZERO, |vm, _, _| {
+            vm.install_users(users)
+        })
     }
 
     fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError> {
@@ -435,7 +456,10 @@ impl Compute for SimulatedCloud {
         if let Some(gone) = state.remove_vm(id) {
             tracing::info!(vm = id, tag = %gone.tag, "simulated cloud destroyed a VM");
         }
-        self.save(&state)
+        let saved = self.save(&state);
+        drop(state);
+        self.watchers.changed(&self.clock, Duration::ZERO);
+        saved
     }
 
     fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
@@ -489,6 +513,11 @@ impl Compute for SimulatedCloud {
         }
         state.networks.remove(&id);
         self.save(&state)
+    }
+
+    fn watch(&self, hook: ChangeHook) -> bool {
+        self.watchers.add(hook);
+        true
     }
 }
 

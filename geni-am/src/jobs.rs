@@ -9,6 +9,13 @@
 //! to the backend is watched for outages (see [`outage`]).
 //! Requests never wait for any of it: they read the state these threads
 //! write to the store.
+//!
+//! Nothing waits on a poll interval when it can be told instead: workers
+//! wait on the store's bell, rung when jobs are queued (by any process
+//! sharing a PostgreSQL store, see [`crate::store::bell`]); the poller
+//! waits on the followers' bell, rung when a worker finished a job and,
+//! for a backend that can tell ([`Compute::watch`]), when VMs changed.
+//! The intervals of `[jobs]` remain as the safety net.
 
 mod error;
 mod execute;
@@ -23,8 +30,8 @@ mod reconciler;
 mod worker;
 
 pub use crate::config::JobsConfig;
-use crate::store::Store;
 use crate::store::retention::Retention;
+use crate::store::{Bell, Store};
 use geni_am_backend::Compute;
 pub use inventory::store as store_inventory;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -54,6 +61,12 @@ struct Context {
     /// Held while a link's network is looked up, created and recorded, so
     /// two workers provisioning nodes of one link make one network.
     link_networks: Mutex<()>,
+    /// Rung when slivers may have reached what the poller waits for: a
+    /// worker finished a job, or the backend said its VMs changed.
+    followers: Arc<Bell>,
+    /// Whether the backend rings `followers` when its VMs change, so the
+    /// poller need not poll it sooner than `poll_interval_ms`.
+    watched: bool,
 }
 
 /// A stop flag threads can sleep on: they wake at once when it is set.
@@ -78,6 +91,11 @@ impl StopSignal {
         *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
         self.wake.notify_all();
     }
+
+    /// True once stopped.
+    fn is_stopped(&self) -> bool {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The running background threads; dropping it (or [`JobsHandle::stop`])
@@ -85,6 +103,8 @@ impl StopSignal {
 pub struct JobsHandle {
     signal: Arc<StopSignal>,
     threads: Vec<JoinHandle<()>>,
+    /// The bells the workers and the poller wait on, rung at stop.
+    bells: (Store, Arc<Bell>),
 }
 
 impl JobsHandle {
@@ -119,6 +139,8 @@ impl JobsHandle {
 impl Drop for JobsHandle {
     fn drop(&mut self) {
         self.signal.stop();
+        self.bells.0.bell().ring();
+        self.bells.1.ring();
         for thread in self.threads.drain(..) {
             if thread.join().is_err() {
                 tracing::error!("a background job thread panicked");
@@ -137,16 +159,22 @@ pub fn start(
     backend: Arc<dyn Compute>,
     config: JobsConfig,
 ) -> Result<JobsHandle, StartError> {
+    let followers = Arc::<Bell>::default();
+    let hook = followers.clone();
+    let watched = backend.watch(Arc::new(move || hook.ring()));
     let context = Arc::new(Context {
         backend: outage::Watched::new(backend, store.clone()),
-        store,
+        store: store.clone(),
         config,
         in_flight: Mutex::default(),
         link_networks: Mutex::default(),
+        followers: followers.clone(),
+        watched,
     });
     let mut handle = JobsHandle {
         signal: Arc::default(),
         threads: Vec::new(),
+        bells: (store, followers),
     };
     let run = uuid::Uuid::new_v4().simple().to_string();
     let instance = match context.config.instance_id.as_str() {
@@ -172,6 +200,10 @@ pub fn start(
     loops.push(("reaper".into(), Box::new(reaper::run)));
     loops.push(("reconciler".into(), Box::new(reconciler::run)));
     loops.push(("inventory".into(), Box::new(inventory::run)));
+    if context.store.is_postgres() {
+        let listen: LoopFn = Box::new(|cx, signal| cx.store.listen(&|wait| signal.sleep(wait)));
+        loops.push(("listener".into(), listen));
+    }
     for (name, run) in loops {
         let context = context.clone();
         let signal = handle.signal.clone();

@@ -6,12 +6,16 @@
 //! transaction ([`Store::write`]); the `impl Store` blocks of the
 //! submodules wrap the ones the backend workers call on their own.
 //!
+//! Queued jobs ring the store's [`Bell`] once committed (see [`bell`]), so
+//! workers waiting for work wake at once.
+//!
 //! Concurrency: on SQLite every write transaction starts with
 //! `BEGIN IMMEDIATE` (one writer at a time, waiting up to the busy
 //! timeout); on PostgreSQL an allocation first locks the component rows
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
 
+pub mod bell;
 mod columns;
 pub mod components;
 pub mod events;
@@ -26,6 +30,7 @@ pub mod slices;
 pub mod slivers;
 pub mod upkeep;
 
+pub use bell::Bell;
 pub use columns::{CorruptValue, Json, JsonColumn, UnixTime};
 
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
@@ -34,6 +39,7 @@ use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection, R2D2Connectio
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The schema, applied at [`Store::open`].
@@ -140,6 +146,10 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub struct Store {
     pool: Pool<Manager>,
     postgres: bool,
+    /// Rung after each commit that queued jobs.
+    bell: Arc<Bell>,
+    /// Where the pool connects, for the PostgreSQL listener's connection.
+    url: Arc<str>,
 }
 
 impl std::fmt::Debug for Store {
@@ -155,6 +165,20 @@ impl Store {
     /// a `postgres://`/`postgresql://` URL) with a pool of `max_connections`,
     /// and applies the schema. Several processes may open the same store.
     pub fn open(url: &str, max_connections: u32) -> StoreResult<Store> {
+        let store = Store::pooled(url, max_connections, Arc::default())?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Another pool of `max_connections` on the same database, sharing
+    /// this store's bell: jobs queued through either wake the waiters of
+    /// both (`serve` gives the jobs a pool of their own).
+    pub fn with_own_pool(&self, max_connections: u32) -> StoreResult<Store> {
+        Store::pooled(&self.url, max_connections, self.bell.clone())
+    }
+
+    /// A pool on `url` ringing `bell`, without migrating.
+    fn pooled(url: &str, max_connections: u32, bell: Arc<Bell>) -> StoreResult<Store> {
         let manager = Manager::new(url);
         let postgres = manager.postgres;
         // One connection up front, so a bad URL fails now with its reason
@@ -171,14 +195,33 @@ impl Store {
             .idle_timeout(Some(Duration::from_secs(60)))
             .connection_timeout(Duration::from_secs(30))
             .build_unchecked(manager);
-        let store = Store { pool, postgres };
-        store.migrate()?;
-        Ok(store)
+        Ok(Store {
+            pool,
+            postgres,
+            bell,
+            url: url.into(),
+        })
     }
 
     /// True when the store is PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.postgres
+    }
+
+    /// The bell rung after each commit that queued jobs — in this process,
+    /// and on PostgreSQL in every process running [`Store::listen`].
+    pub fn bell(&self) -> &Bell {
+        &self.bell
+    }
+
+    /// On PostgreSQL, rings [`Store::bell`] whenever any process commits a
+    /// job to the database, until `pause` (given the time to wait before
+    /// looking again) returns true; on SQLite (one process) returns at
+    /// once. Runs on the caller's thread.
+    pub fn listen(&self, pause: &dyn Fn(Duration) -> bool) {
+        if self.postgres {
+            bell::listen(&Manager::new(&self.url), &self.bell, pause);
+        }
     }
 
     /// A pooled connection, for reads outside a transaction.
@@ -187,7 +230,8 @@ impl Store {
     }
 
     /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite),
-    /// committing when it returns `Ok` and rolling back otherwise.
+    /// committing when it returns `Ok` and rolling back otherwise; a
+    /// commit that queued jobs rings [`Store::bell`].
     pub fn write<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut Conn) -> Result<T, E>,
@@ -199,9 +243,15 @@ impl Store {
             Conn::Postgres(c) => AnsiTransactionManager::begin_transaction(c),
         }
         .map_err(StoreError::from)?;
-        match f(conn) {
+        bell::begin();
+        let outcome = f(conn);
+        let queued = bell::queued();
+        match outcome {
             Ok(value) => {
                 Conn::commit_transaction(conn).map_err(StoreError::from)?;
+                if queued {
+                    self.bell.ring();
+                }
                 Ok(value)
             }
             Err(error) => {

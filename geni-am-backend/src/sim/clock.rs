@@ -38,6 +38,11 @@ impl SimClock {
         }
     }
 
+    /// True for the wall clock.
+    pub fn is_real(&self) -> bool {
+        matches!(self.0, Source::Real)
+    }
+
     /// Moves a manual clock forward; the real clock ignores it.
     pub fn advance(&self, by: Duration) {
         if let Source::Manual(now) = &self.0 {

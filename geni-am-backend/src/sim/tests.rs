@@ -347,3 +347,42 @@ fn an_unreadable_state_file_is_refused_naming_the_key() {
     assert_eq!(err.key, "backend.sim.state_file");
     assert!(err.problem.contains("sim.json"), "{err}");
 }
+
+/// A hook that sends on a channel each time it is called.
+fn watched(cloud: &SimulatedCloud) -> std::sync::mpsc::Receiver<()> {
+    let (told, heard) = std::sync::mpsc::channel();
+    let hook: ChangeHook = std::sync::Arc::new(move || {
+        let _ = told.send(());
+    });
+    assert!(cloud.watch(hook), "the simulated cloud tells of changes");
+    heard
+}
+
+#[test]
+fn watchers_are_told_of_every_action_that_changes_a_vm() {
+    let cloud = cloud();
+    let heard = watched(&cloud);
+    let vm = cloud.create_vm(&spec("urn:told")).unwrap();
+    advance(&cloud, 100);
+    cloud.start(&vm).unwrap();
+    cloud.destroy(&vm).unwrap();
+    assert_eq!(heard.try_iter().count(), 3);
+    cloud.list_vms().unwrap();
+    assert_eq!(heard.try_iter().count(), 0, "a read changes nothing");
+}
+
+#[test]
+fn on_the_real_clock_watchers_are_told_when_a_boot_is_over() {
+    let mut config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
+    (config.create_delay_ms, config.boot_delay_ms) = (0, 50);
+    let cloud = SimulatedCloud::new(&config, AUTHORITY).unwrap();
+    let heard = watched(&cloud);
+    let vm = cloud.create_vm(&spec("urn:booting")).unwrap();
+    cloud.start(&vm).unwrap();
+    assert_eq!(heard.try_iter().count(), 2, "creation and start, at once");
+    assert_eq!(state(&cloud, &vm), VmState::Booting);
+    heard
+        .recv_timeout(Duration::from_secs(30))
+        .expect("told when the boot is over");
+    assert_eq!(state(&cloud, &vm), VmState::Running);
+}

@@ -15,9 +15,14 @@ pub struct JobsConfig {
     /// Seconds a claimed job stays with its worker; a job whose worker
     /// died is claimed again once this lease has expired.
     pub lease_secs: u64,
-    /// Milliseconds an idle worker waits before looking for work again.
+    /// Longest an idle worker waits before looking for work again, in
+    /// milliseconds: workers are woken when jobs are queued, so this is
+    /// the safety net.
     pub idle_poll_ms: u64,
-    /// Milliseconds between two polls of slivers in transition.
+    /// Longest between two polls of slivers in transition, in
+    /// milliseconds; the poller also looks when a job ends or the backend
+    /// says its VMs changed, and polls a backend that cannot say sooner
+    /// while slivers are in transition (see `jobs::poller`).
     pub poll_interval_ms: u64,
     /// Seconds between two reconciliations of the store with the backend.
     pub reconcile_interval_secs: u64,

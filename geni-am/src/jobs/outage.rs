@@ -9,8 +9,8 @@
 use crate::store::Store;
 use chrono::Utc;
 use geni_am_backend::{
-    BackendError, Compute, Inventory, LinkNetwork, NetHandle, NetSpec, TaggedVm, UserKeys,
-    VmHandle, VmObservation, VmSpec,
+    BackendError, ChangeHook, Compute, Inventory, LinkNetwork, NetHandle, NetSpec, TaggedVm,
+    UserKeys, VmHandle, VmObservation, VmSpec,
 };
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -161,5 +161,9 @@ impl Compute for Watched {
 
     fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {
         self.note(self.inner.destroy_network(net))
+    }
+
+    fn watch(&self, hook: ChangeHook) -> bool {
+        self.inner.watch(hook)
     }
 }

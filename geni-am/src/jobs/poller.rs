@@ -4,6 +4,13 @@
 //! or to `geni_failed` with the backend's message. What it saw is
 //! recorded over the sliver as it was read before looking, so a job's
 //! transition made meanwhile (a start) is never undone by it.
+//!
+//! It looks when told: a worker finished a job, or the backend said its
+//! VMs changed ([`geni_am_backend::Compute::watch`]); `poll_interval_ms`
+//! is then only the safety net. A backend that cannot tell (OpenNebula) is
+//! polled adaptively: while slivers are in transition, first a tenth of
+//! the interval after a job, then twice as long each round up to the
+//! interval; the interval when none are.
 
 use super::error::JobError;
 use super::{Context, StopSignal, observe};
@@ -15,25 +22,53 @@ use geni_am_backend::Compute as _;
 use geni_am_backend::VmHandle;
 use std::time::Duration;
 
-/// Polls every `poll_interval_ms` until stopped. While the backend does
+/// Follows slivers until stopped: a round each time the followers' bell
+/// rings, or after the wait [`next_wait`] gives. While the backend does
 /// not answer, each round only asks it for its VMs instead, so that the
 /// first answer ends the outage and the held-up work resumes at once.
 pub fn run(cx: &Context, signal: &StopSignal) {
     let interval = Duration::from_millis(cx.config.poll_interval_ms);
-    while !signal.sleep(interval) {
+    let mut seen = cx.followers.rings();
+    let mut wait = interval;
+    loop {
+        let rings = cx.followers.wait(seen, wait);
+        if signal.is_stopped() {
+            return;
+        }
+        let told = rings != seen;
+        seen = rings;
         if cx.backend.is_away() && cx.backend.list_vms().is_err() {
+            wait = interval;
             continue;
         }
-        if let Err(err) = poll_once(cx) {
+        let waiting = poll_once(cx).unwrap_or_else(|err| {
             tracing::warn!(%err, "polling slivers in transition failed");
-        }
+            0
+        });
+        wait = next_wait(wait, told, waiting > 0 && !cx.watched, interval);
+    }
+}
+
+/// The wait before the next round after one that waited `previous`,
+/// started by the bell when `told`: the interval unless the backend must
+/// be polled for slivers in transition (`polled`); then a tenth of it
+/// after the bell, doubling each further round up to the interval.
+fn next_wait(previous: Duration, told: bool, polled: bool, interval: Duration) -> Duration {
+    if !polled {
+        interval
+    } else if told {
+        (interval / 10).max(Duration::from_millis(1))
+    } else {
+        (previous * 2).min(interval)
     }
 }
 
 /// One pass over the waiting slivers without outstanding jobs (a queued
-/// job will change the VM, so its sliver is not judged before it ran).
-fn poll_once(cx: &Context) -> Result<(), JobError> {
+/// job will change the VM, so its sliver is not judged before it ran);
+/// returns how many still wait for the backend.
+fn poll_once(cx: &Context) -> Result<usize, JobError> {
     let busy = cx.store.slivers_with_pending_jobs()?;
+    let mut waiting = 0;
     for sliver in cx.store.live_slivers()? {
         if sliver.allocation_state != AllocationState::Provisioned
             || busy.contains(&sliver.urn)
@@ -43,25 +78,27 @@ fn poll_once(cx: &Context) -> Result<(), JobError> {
         }
         match follow(cx, &sliver) {
             // The outage is logged once, where it is detected.
-            Err(err) if err.is_unreachable() => return Ok(()),
+            Err(err) if err.is_unreachable() => return Ok(waiting + 1),
             Err(err) => {
                 tracing::warn!(sliver = %sliver.urn, %err, "cannot follow the sliver's VM this round");
+                waiting += 1;
             }
-            Ok(()) => {}
+            Ok(state) if state.awaits_backend() => waiting += 1,
+            Ok(_) => {}
         }
     }
-    Ok(())
+    Ok(waiting)
 }
 
 /// Observes one sliver's VM and records the state it reached, unless the
-/// sliver changed since `sliver` was read.
-fn follow(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+/// sliver changed since `sliver` was read; returns the state it is in.
+fn follow(cx: &Context, sliver: &SliverRow) -> Result<OperationalState, JobError> {
     let Some(id) = sliver.annotations.value().backend_id.clone() else {
-        return Ok(());
+        return Ok(sliver.operational_state);
     };
     let seen = cx.backend.observe(&VmHandle(id))?;
     let Some(next) = observe::next_state(sliver.operational_state, seen.state) else {
-        return Ok(());
+        return Ok(sliver.operational_state);
     };
     let observation = if next == OperationalState::Failed {
         Observation {
@@ -89,5 +126,33 @@ fn follow(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     {
         tracing::info!(sliver = %sliver.urn, state = %next, "sliver reached a new state");
     }
-    Ok(())
+    Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_wait;
+    use std::time::Duration;
+
+    const INTERVAL: Duration = Duration::from_millis(1000);
+
+    #[test]
+    fn a_backend_that_tells_or_nothing_in_transition_waits_the_interval() {
+        let short = Duration::from_millis(100);
+        assert_eq!(next_wait(short, true, false, INTERVAL), INTERVAL);
+        assert_eq!(next_wait(short, false, false, INTERVAL), INTERVAL);
+    }
+
+    #[test]
+    fn slivers_in_transition_are_polled_soon_after_a_job_then_less_and_less() {
+        let mut wait = next_wait(INTERVAL, true, true, INTERVAL);
+        assert_eq!(wait, Duration::from_millis(100));
+        let mut waits = vec![wait];
+        for _ in 0..4 {
+            wait = next_wait(wait, false, true, INTERVAL);
+            waits.push(wait);
+        }
+        let millis: Vec<u128> = waits.iter().map(Duration::as_millis).collect();
+        assert_eq!(millis, [100, 200, 400, 800, 1000]);
+    }
 }

@@ -19,23 +19,43 @@ use crate::store::jobs::JobRow;
 use chrono::{DateTime, TimeDelta, Utc};
 use std::time::Duration;
 
-/// Claims and runs jobs as `owner` until stopped.
+/// Claims and runs jobs as `owner` until stopped. Between claims that
+/// find nothing it waits on the store's bell (rung when jobs are queued)
+/// until the next queued job is due, `idle_poll_ms` at most.
 pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
     let idle = Duration::from_millis(cx.config.idle_poll_ms);
     let lease = TimeDelta::seconds(i64::try_from(cx.config.lease_secs).unwrap_or(i64::MAX / 2));
-    loop {
+    let bell = cx.store.bell();
+    let mut seen = bell.rings();
+    while !signal.is_stopped() {
         match cx.store.claim_jobs(owner, Utc::now(), lease, 1) {
             Ok(jobs) if !jobs.is_empty() => {
                 for job in jobs {
                     handle(cx, owner, &job);
+                    cx.followers.ring();
                 }
                 continue;
             }
             Ok(_) => {}
             Err(err) => tracing::warn!(%err, "cannot claim jobs"),
         }
-        if signal.sleep(idle) {
-            return;
+        seen = bell.wait(seen, until_due(cx, idle));
+    }
+}
+
+/// How long an idle worker waits: until the next queued job is due, at
+/// most `idle`. A job due already is waiting for an earlier job of its
+/// sliver, whose worker claims it on finishing; `idle` then too.
+fn until_due(cx: &Context, idle: Duration) -> Duration {
+    match cx.store.next_job_due() {
+        Ok(Some(due)) => match (due - Utc::now()).to_std() {
+            Ok(wait) if !wait.is_zero() => wait.min(idle),
+            _ => idle,
+        },
+        Ok(None) => idle,
+        Err(err) => {
+            tracing::warn!(%err, "cannot read when the next job is due");
+            idle
         }
     }
 }

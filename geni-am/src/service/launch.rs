@@ -49,8 +49,8 @@ const PURGE_BATCH: i64 = 500;
 
 /// Builds the backend of `config` and writes its inventory to the
 /// components of `store`, then starts the jobs on a pool of their own to
-/// the same database (one connection per thread), so that API calls
-/// holding every connection of the shared pool never stall them.
+/// the same database (one connection per thread, the same bell), so that
+/// API calls holding every connection of the shared pool never stall them.
 pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
     let backend = from_config(&config.backend, &config.aggregate.authority)?;
     jobs::store_inventory(&store, &backend.inventory()?, Utc::now())?;
@@ -62,7 +62,8 @@ pub fn launch(config: &Config, store: Store) -> Result<Running, LaunchError> {
         );
     }
     let threads = config.jobs.workers.saturating_add(5);
-    let own = Store::open(&config.store.url, threads)?;
+    // The same bell: jobs queued by API calls wake the workers at once.
+    let own = store.with_own_pool(threads)?;
     let mut jobs_config = config.jobs.clone();
     if let Some(attempts) = jobs_config.retired_max_attempts {
         tracing::warn!(

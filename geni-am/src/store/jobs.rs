@@ -55,7 +55,8 @@ pub struct JobRow {
 }
 
 /// Queues a job of `kind` for `sliver_urn`, runnable from `now`; returns
-/// its id.
+/// its id. Once the transaction commits, waiting workers wake (see
+/// [`super::bell`]).
 pub fn enqueue(
     conn: &mut Conn,
     kind: JobKind,
@@ -89,6 +90,7 @@ pub fn enqueue(
     diesel::insert_into(jobs::table)
         .values(&row)
         .execute(conn)?;
+    super::bell::note_queued(conn)?;
     Ok(row.id)
 }
 
@@ -308,6 +310,17 @@ impl Store {
                 .count()
                 .get_result(conn)?;
             Ok(pending > 0)
+        })
+    }
+
+    /// When the next queued job is due, if any is queued.
+    pub fn next_job_due(&self) -> StoreResult<Option<DateTime<Utc>>> {
+        self.read(|conn| {
+            let due: Option<UnixTime> = jobs::table
+                .filter(jobs::state.eq(JobState::Queued))
+                .select(diesel::dsl::min(jobs::run_after))
+                .first(conn)?;
+            Ok(due.map(|t| t.get()))
         })
     }
 

@@ -202,6 +202,15 @@ fn update_live(
     change: impl FnOnce(&mut SliverRow),
 ) -> StoreResult<bool> {
     store.write(|conn| {
+        let Some(read) = find(conn, urn)? else {
+            return Ok(false);
+        };
+        // The core changes a slice's slivers holding the slice's row lock
+        // (PostgreSQL); without it, a job's update and an API call's (a
+        // `geni_start` racing the provision job that records the VM) each
+        // wrote back a copy read before the other's commit, and one was
+        // lost. On SQLite the write transaction already excludes the other.
+        super::slices::lock(conn, &read.slice_urn)?;
         let Some(mut row) = find(conn, urn)? else {
             return Ok(false);
         };

@@ -65,6 +65,7 @@ pub struct Harness {
     pub jobs: Option<JobsHandle>,
     onesim: Option<OneSim>,
     backend: Arc<dyn Compute>,
+    url: String,
     _database: Option<crate::core_support::PgDatabase>,
     _dir: tempfile::TempDir,
 }
@@ -192,6 +193,7 @@ impl Harness {
             jobs: None,
             onesim,
             backend,
+            url: url.to_owned(),
             _database: database,
             _dir: dir,
         }
@@ -208,6 +210,11 @@ impl Harness {
         };
         self.cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
         self.backend = self.cloud.clone();
+    }
+
+    /// Another store on the same database, as another process opens it.
+    pub fn another_store(&self) -> Store {
+        Store::open(&self.url, 4).unwrap()
     }
 
     /// Starts the jobs with `config`.
