@@ -14,7 +14,7 @@
 
 use super::error::JobError;
 use super::{Context, StopSignal, observe};
-use crate::model::{AllocationState, OperationalState};
+use crate::model::OperationalState;
 use crate::store::slices;
 use crate::store::slivers::{Observation, SliverRow};
 use chrono::Utc;
@@ -69,11 +69,10 @@ fn next_wait(previous: Duration, told: bool, polled: bool, interval: Duration) -
 fn poll_once(cx: &Context) -> Result<usize, JobError> {
     let busy = cx.store.slivers_with_pending_jobs()?;
     let mut waiting = 0;
-    for sliver in cx.store.live_slivers()? {
-        if sliver.allocation_state != AllocationState::Provisioned
-            || busy.contains(&sliver.urn)
-            || !sliver.operational_state.awaits_backend()
-        {
+    // Only the slivers in a waiting state are read (an index lookup), not
+    // every live sliver: the poller runs after every finished job.
+    for sliver in cx.store.slivers_awaiting_backend()? {
+        if busy.contains(&sliver.urn) {
             continue;
         }
         match follow(cx, &sliver) {
