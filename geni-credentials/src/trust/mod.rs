@@ -48,6 +48,8 @@ pub struct TrustStore {
     generation: u64,
     store: OnceLock<X509Store>,
     verified: BoundedCache<[u8; 32], Arc<CachedChain>>,
+    /// For TLS peers: the key of the chain each leaf last verified with.
+    sent_with: BoundedCache<[u8; 32], [u8; 32]>,
 }
 
 /// A chain that verified, with the time window in which it stays valid:
@@ -56,6 +58,13 @@ struct CachedChain {
     chain: Arc<VerifiedChain>,
     valid_from: DateTime<Utc>,
     valid_until: DateTime<Utc>,
+}
+
+impl CachedChain {
+    /// Whether every certificate of the chain is valid at `at`.
+    fn is_valid_at(&self, at: DateTime<Utc>) -> bool {
+        self.valid_from <= at && at <= self.valid_until
+    }
 }
 
 impl Default for TrustStore {
@@ -202,13 +211,35 @@ impl TrustStore {
         at: DateTime<Utc>,
     ) -> Result<Arc<VerifiedChain>, TrustError> {
         let key = chain_key(std::iter::once(leaf).chain(untrusted))?;
-        self.verify_cached(key, at, || {
+        let chain = self.verify_cached(key, at, || {
             let sent = untrusted
                 .iter()
                 .filter_map(|x509| GeniCert::from_x509(x509.clone()).ok())
                 .collect();
             Ok((GeniCert::from_x509(leaf.clone())?, sent))
-        })
+        })?;
+        if !untrusted.is_empty() {
+            self.sent_with
+                .insert(chain_key(std::iter::once(leaf))?, key);
+        }
+        Ok(chain)
+    }
+
+    /// For a resumed TLS session, in which the peer sends no certificates
+    /// (OpenSSL keeps only its leaf in the session): the chain `leaf` last
+    /// verified with through [`TrustStore::verify_x509`] on this store, if
+    /// still cached and valid at `at`; otherwise `leaf` verified alone.
+    pub fn verify_resumed_x509(
+        &self,
+        leaf: &X509,
+        at: DateTime<Utc>,
+    ) -> Result<Arc<VerifiedChain>, TrustError> {
+        let sent_with = self.sent_with.get(&chain_key(std::iter::once(leaf))?);
+        let remembered = sent_with.and_then(|key| self.verified.get(&key));
+        match remembered {
+            Some(hit) if hit.is_valid_at(at) => Ok(hit.chain.clone()),
+            _ => self.verify_x509(leaf, &[], at),
+        }
     }
 
     /// Verifies a chain given leaf first (as in a PEM file or a GID), at time `at`.
@@ -232,6 +263,7 @@ impl TrustStore {
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
             store: OnceLock::new(),
             verified: BoundedCache::new(DEFAULT_CAPACITY),
+            sent_with: BoundedCache::new(DEFAULT_CAPACITY),
         }
     }
 
@@ -246,10 +278,8 @@ impl TrustStore {
         at: DateTime<Utc>,
         read: impl FnOnce() -> Result<(GeniCert, Vec<GeniCert>), CertError>,
     ) -> Result<Arc<VerifiedChain>, TrustError> {
-        if let Some(hit) = self.verified.get(&key) {
-            if hit.valid_from <= at && at <= hit.valid_until {
-                return Ok(hit.chain.clone());
-            }
+        if let Some(hit) = self.verified.get(&key).filter(|hit| hit.is_valid_at(at)) {
+            return Ok(hit.chain.clone());
         }
         let (leaf, untrusted) = read()?;
         let chain = openssl_chain::build_and_verify(
