@@ -2,17 +2,24 @@
 //! paths resolved against its directory, and each kind of mistake stops
 //! the load with a message naming the file and the key.
 
-use geni_am::cli::dev::pki::{DevPki, InitOptions, init};
-use geni_am::config::{Config, ConfigError};
+use geni_am::cli::dev::pki::{DevPki, InitOptions, ServerKey, init};
+use geni_am::config::{Config, ConfigError, TlsIdentity};
+use openssl::pkey::Id;
 use std::path::Path;
 
 /// `dev init` for `host:port` into `dir`.
 fn dev_init(dir: &Path, host: &str, port: u16) -> DevPki {
+    dev_init_with(dir, host, port, ServerKey::default())
+}
+
+/// `dev init` with a server key of the given kind.
+fn dev_init_with(dir: &Path, host: &str, port: u16, server_key: ServerKey) -> DevPki {
     init(&InitOptions {
         dir: dir.to_owned(),
         host: host.into(),
         port,
         force: false,
+        server_key,
     })
     .unwrap()
 }
@@ -311,4 +318,39 @@ fn a_file_of_an_earlier_release_with_max_attempts_still_loads() {
     assert_eq!(config.jobs.retired_max_attempts, Some(8));
     let current = load(dir.path(), &text).unwrap();
     assert_eq!(current.jobs.retired_max_attempts, None);
+}
+
+#[test]
+fn the_dev_server_key_is_ecdsa_p256_by_default_or_rsa_on_request_and_both_load() {
+    for (server_key, id) in [
+        (ServerKey::default(), Id::EC),
+        (ServerKey::Ecdsa, Id::EC),
+        (ServerKey::Rsa, Id::RSA),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = dev_init_with(dir.path(), "localhost", 8443, server_key);
+        let config = Config::load(&pki.config).unwrap();
+        let identity = TlsIdentity::load(&config.server.cert, &config.server.key).unwrap();
+        assert_eq!(identity.key.id(), id, "{server_key:?}");
+        if id == Id::EC {
+            let curve = identity.key.ec_key().unwrap().group().curve_name();
+            assert_eq!(curve, Some(openssl::nid::Nid::X9_62_PRIME256V1));
+        }
+    }
+}
+
+#[test]
+fn an_ec_key_as_openssl_ecparam_writes_it_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = dev_init_with(dir.path(), "localhost", 8443, ServerKey::Ecdsa);
+    let config = Config::load(&pki.config).unwrap();
+    let identity = TlsIdentity::load(&config.server.cert, &config.server.key).unwrap();
+    // `openssl ecparam -name prime256v1 -genkey` writes the curve's
+    // parameters, then the key in the traditional SEC1 form.
+    let sec1 = identity.key.ec_key().unwrap().private_key_to_pem().unwrap();
+    let params = "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n";
+    let key = dir.path().join("ecparam-key.pem");
+    std::fs::write(&key, [params.as_bytes(), &sec1].concat()).unwrap();
+    let loaded = TlsIdentity::load(&config.server.cert, &key).unwrap();
+    assert!(loaded.key.public_eq(&identity.key));
 }

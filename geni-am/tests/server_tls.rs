@@ -3,17 +3,19 @@
 //! the trust roots (intermediates sent by the client accepted, GENI
 //! namespace rule applied, legacy SHA-1/1024-bit accepted), the verified
 //! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
-//! faults readable by XML-RPC clients, keep-alive) behaves.
+//! faults readable by XML-RPC clients, keep-alive) behaves. The server
+//! key may be RSA or ECDSA P-256, and sessions resume (TLS 1.2 and 1.3)
+//! with the caller still known.
 
 use geni_am::api::ApiVersion;
 use geni_am::client::{Client, ClientError};
 use geni_am::config::ServerConfig;
 use geni_am::server::{self, Dispatch, Handler, RunningServer};
-use geni_credentials::devca::{Authority, Defect, Identity};
+use geni_credentials::devca::{Authority, Defect, Identity, KeyType};
 use geni_credentials::{TrustStore, VerifiedChain};
 use geni_xmlrpc::{Call, Fault, Reply, Value, as_str, fault_code, member};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Answers `Echo` with the API version, the caller URN and the chain length.
@@ -51,9 +53,13 @@ struct Setup {
 
 impl Setup {
     fn new(body_limit: usize) -> Setup {
+        Setup::with_server_key(body_limit, KeyType::Rsa)
+    }
+
+    fn with_server_key(body_limit: usize, key: KeyType) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let root = Authority::root("geni-am.test", "sa").unwrap();
-        root.server("am", &["localhost", "127.0.0.1"])
+        root.server_with_key("am", &["localhost", "127.0.0.1"], key)
             .unwrap()
             .write_pem(dir.path(), "am")
             .unwrap();
@@ -119,6 +125,99 @@ fn a_trusted_client_reaches_the_dispatcher_with_its_verified_chain() {
             member(&value, "params"),
             Some(&Value::Array(vec![Value::String("hello".into())]))
         );
+    }
+}
+
+#[test]
+fn an_ecdsa_p256_or_rsa_server_key_handshakes_with_the_test_client() {
+    for key in [KeyType::EcdsaP256, KeyType::Rsa] {
+        let setup = Setup::with_server_key(1 << 20, key);
+        let alice = setup.root.user("alice").unwrap();
+        let value = echo(&mut setup.client(&alice, "alice", 3)).unwrap();
+        assert_eq!(
+            member(&value, "caller").and_then(as_str),
+            Some("urn:publicid:IDN+geni-am.test+user+alice"),
+            "{key:?}"
+        );
+    }
+}
+
+/// An OpenSSL client of `setup` with the chain in `cert`, speaking only `version`.
+fn openssl_client(
+    setup: &Setup,
+    (cert, key): (&Path, &Path),
+    version: openssl::ssl::SslVersion,
+) -> openssl::ssl::SslConnector {
+    use openssl::ssl::{SslConnector, SslFiletype, SslMethod};
+    let mut builder = SslConnector::builder(SslMethod::tls_client()).unwrap();
+    builder.set_certificate_chain_file(cert).unwrap();
+    builder.set_private_key_file(key, SslFiletype::PEM).unwrap();
+    builder
+        .set_ca_file(setup.dir.path().join("ca.pem"))
+        .unwrap();
+    builder.set_min_proto_version(Some(version)).unwrap();
+    builder.set_max_proto_version(Some(version)).unwrap();
+    builder.build()
+}
+
+/// One `Echo` over a new connection of `client`, offering `session` for
+/// resumption: the HTTP answer, whether the session was resumed, and the
+/// session to offer next time.
+fn echo_with_session(
+    setup: &Setup,
+    client: &openssl::ssl::SslConnector,
+    session: Option<&openssl::ssl::SslSessionRef>,
+) -> (String, bool, openssl::ssl::SslSession) {
+    use std::io::{Read, Write};
+    let mut ssl = client.configure().unwrap().into_ssl("localhost").unwrap();
+    if let Some(session) = session {
+        // SAFETY: the session came from a connection of the same client
+        // context to the same server.
+        unsafe { ssl.set_session(session).unwrap() };
+    }
+    let tcp = std::net::TcpStream::connect(setup.server.addr).unwrap();
+    let mut tls = openssl::ssl::SslStream::new(ssl, tcp).unwrap();
+    tls.connect().unwrap();
+    let body = "<methodCall><methodName>Echo</methodName><params/></methodCall>";
+    let request = format!(
+        "POST /am/3 HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tls.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    tls.read_to_end(&mut answer).unwrap();
+    let _ = tls.shutdown();
+    let reused = tls.ssl().session_reused();
+    let next = tls.ssl().session().unwrap().to_owned();
+    (String::from_utf8_lossy(&answer).into_owned(), reused, next)
+}
+
+#[test]
+fn a_resumed_session_is_still_authorised_as_the_same_caller() {
+    use openssl::ssl::SslVersion;
+    let setup = Setup::with_server_key(1 << 20, KeyType::EcdsaP256);
+    let alice = setup.root.user("alice").unwrap();
+    let bob = setup
+        .root
+        .intermediate("ma", "ma")
+        .unwrap()
+        .user("bob")
+        .unwrap();
+    for version in [SslVersion::TLS1_2, SslVersion::TLS1_3] {
+        for (identity, stem, urn) in [
+            (&alice, "alice", "urn:publicid:IDN+geni-am.test+user+alice"),
+            (&bob, "bob", "urn:publicid:IDN+geni-am.test:ma+user+bob"),
+        ] {
+            let (cert, key) = setup.files(identity, stem);
+            let client = openssl_client(&setup, (&cert, &key), version);
+            let (first, reused, session) = echo_with_session(&setup, &client, None);
+            assert!(!reused);
+            assert!(first.contains(urn), "{first}");
+            let (again, reused, _) = echo_with_session(&setup, &client, Some(&session));
+            assert!(reused, "{version:?} {stem}: the session was not resumed");
+            assert!(again.starts_with("HTTP/1.1 200"), "{again}");
+            assert!(again.contains(urn), "{version:?} {stem}: {again}");
+        }
     }
 }
 

@@ -22,6 +22,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cache;
 mod cert;
 #[cfg(feature = "dev")]
 pub mod devca;

@@ -5,17 +5,14 @@
 //! certificate (its key decoder framework), while the same few certificates
 //! (authorities, callers, slices) recur in every credential of a chain and
 //! in every call; decoding dominated verification. Only successful decodes
-//! are kept; when the cache is full it is emptied and refilled.
+//! are kept, at most [`DEFAULT_CAPACITY`] of them (CLOCK eviction).
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-
-/// Most entries kept per cache.
-const CAPACITY: usize = 4096;
+use crate::cache::{BoundedCache, DEFAULT_CAPACITY};
+use std::sync::OnceLock;
 
 /// Decoded values by SHA-256 of their encoding.
 pub struct ParseCache<V> {
-    map: OnceLock<Mutex<HashMap<[u8; 32], V>>>,
+    map: OnceLock<BoundedCache<[u8; 32], V>>,
 }
 
 impl<V: Clone> ParseCache<V> {
@@ -33,26 +30,14 @@ impl<V: Clone> ParseCache<V> {
         parse: impl FnOnce(&[u8]) -> Result<V, E>,
     ) -> Result<V, E> {
         let key = openssl::sha::sha256(bytes);
-        let map = self.map.get_or_init(|| Mutex::new(HashMap::new()));
-        if let Some(hit) = lock(map).get(&key) {
-            return Ok(hit.clone());
+        let map = self.map.get_or_init(|| BoundedCache::new(DEFAULT_CAPACITY));
+        if let Some(hit) = map.get(&key) {
+            return Ok(hit);
         }
         let value = parse(bytes)?;
-        let mut entries = lock(map);
-        if entries.len() >= CAPACITY {
-            entries.clear();
-        }
-        entries.insert(key, value.clone());
+        map.insert(key, value.clone());
         Ok(value)
     }
-}
-
-/// Locks the map; a panic elsewhere cannot leave it inconsistent (every
-/// update is a single insert or clear), so poisoning is ignored.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 pub mod pki;
 
 use clap::{Args, Subcommand};
-use pki::{DevPki, InitOptions};
+use pki::{DevPki, InitOptions, ServerKey};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,6 +35,10 @@ pub struct InitArgs {
     /// Replace existing files.
     #[arg(long)]
     pub force: bool,
+    /// Key of the aggregate's server certificate: ECDSA P-256 (cheaper
+    /// handshakes, accepted by every GENI client) or RSA 2048.
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = ServerKey::Ecdsa)]
+    pub server_key: ServerKey,
 }
 
 impl DevCommand {
@@ -47,6 +51,7 @@ impl DevCommand {
                     host: args.host,
                     port: args.port,
                     force: args.force,
+                    server_key: args.server_key,
                 };
                 match pki::init(&options) {
                     Ok(pki) => {

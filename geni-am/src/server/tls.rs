@@ -5,6 +5,19 @@
 //! `geni_credentials::trust` (GENI namespace rule included) and attaches the
 //! outcome to the connection.
 //!
+//! Handshakes are made cheap for clients that come back (docs/PERFORMANCE.md,
+//! "TLS handshakes"): sessions resume, from OpenSSL's bounded server cache
+//! or from TLS 1.2 and TLS 1.3 tickets, and skip the key exchange and the
+//! certificate messages; the per-connection check is served by the trust
+//! store's cache of verified chains, keyed by the SHA-256 of the leaf and
+//! the chain sent, so a client presenting the same chain again is not
+//! verified again while every certificate of it is valid and the roots are
+//! unchanged. A *new* certificate always gets OpenSSL's verification in the
+//! handshake and the full check after it. A resumed session still carries
+//! the client's leaf certificate (OpenSSL keeps it in the session, tickets
+//! included) but no chain; its check is the chain the leaf verified with
+//! when the session was established, again if still valid.
+//!
 //! Legacy client certificates (MD5/SHA-1 signatures, 1024-bit RSA) are
 //! accepted without lowering the security level of the TLS session itself:
 //! the verify callback forgives exactly the "too weak" chain errors, and
@@ -13,12 +26,14 @@
 
 use crate::config::TlsIdentity;
 use chrono::Utc;
-use geni_credentials::GeniCert;
-use geni_credentials::{TrustStore, VerifiedChain};
-use openssl::ssl::{SslAcceptor, SslAcceptorBuilder, SslMethod, SslRef, SslVerifyMode, SslVersion};
-use openssl::x509::X509StoreContextRef;
+use geni_credentials::{TrustError, TrustStore, VerifiedChain};
+use openssl::ssl::{
+    SslAcceptor, SslAcceptorBuilder, SslMethod, SslOptions, SslRef, SslSessionCacheMode,
+    SslVerifyMode, SslVersion,
+};
 use openssl::x509::store::X509StoreBuilder;
 use openssl::x509::verify::X509VerifyFlags;
+use openssl::x509::{X509, X509StoreContextRef};
 use openssl_sys as ffi;
 use std::sync::Arc;
 
@@ -30,6 +45,16 @@ pub enum PeerIdentity {
     /// The client presented a certificate that is not accepted, and why.
     Refused(String),
 }
+
+/// Names this server's sessions; OpenSSL refuses to resume a session
+/// with a verified client certificate unless a context is set.
+const SESSION_ID_CONTEXT: &[u8] = b"geni-am";
+/// Most sessions OpenSSL's server cache keeps (about 1 KiB each with the
+/// client's certificate).
+const SESSION_CACHE_SIZE: i32 = 16_384;
+/// Tickets handed out after a TLS 1.3 handshake (OpenSSL's default), one
+/// per connection a client may open in parallel with it.
+const TLS13_TICKETS: usize = 2;
 
 /// Chain errors forgiven during the handshake because legacy GENI
 /// certificates carry them; the full check after the handshake decides.
@@ -47,8 +72,9 @@ fn verify_peer(preverified: bool, ctx: &mut X509StoreContextRef) -> bool {
     preverified || is_legacy_weakness(ctx.error().as_raw())
 }
 
-/// Builds the acceptor: the server's chain and key, TLS 1.2 or newer,
-/// client certificates required and verified against `trust`.
+/// Builds the acceptor: the server's chain and key (RSA or ECDSA), TLS 1.2
+/// or newer, client certificates required and verified against `trust`,
+/// sessions resumable.
 pub fn acceptor(
     identity: &TlsIdentity,
     trust: &TrustStore,
@@ -74,31 +100,36 @@ pub fn acceptor(
         SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT,
         verify_peer,
     );
+    builder.set_session_id_context(SESSION_ID_CONTEXT)?;
+    builder.set_session_cache_mode(SslSessionCacheMode::SERVER);
+    builder.set_session_cache_size(SESSION_CACHE_SIZE);
+    builder.clear_options(SslOptions::NO_TICKET);
+    builder.set_num_tickets(TLS13_TICKETS)?;
     Ok(builder)
 }
 
-/// Verifies the peer chain of an established session with the trust store.
+/// Verifies the peer chain of an established session with the trust store
+/// (served from its cache when the same chain verified before).
 pub fn peer_identity(ssl: &SslRef, trust: &TrustStore) -> PeerIdentity {
     let Some(leaf) = ssl.peer_certificate() else {
         return PeerIdentity::Refused("no client certificate was presented".into());
     };
-    let leaf = match GeniCert::from_x509(leaf) {
-        Ok(leaf) => leaf,
-        Err(e) => return PeerIdentity::Refused(format!("client certificate: {e}")),
-    };
     // On the server side OpenSSL's peer chain holds what the client sent
-    // after its leaf; unreadable certificates are left out of the candidates.
-    let sent: Vec<GeniCert> = ssl
+    // after its leaf; a resumed session holds none.
+    let sent: Vec<X509> = ssl
         .peer_cert_chain()
-        .map(|stack| {
-            stack
-                .iter()
-                .filter_map(|x509| GeniCert::from_x509(x509.to_owned()).ok())
-                .collect()
-        })
+        .map(|stack| stack.iter().map(ToOwned::to_owned).collect())
         .unwrap_or_default();
-    match trust.verify(&leaf, &sent, Utc::now()) {
-        Ok(chain) => PeerIdentity::Verified(Arc::new(chain)),
+    let verified = if ssl.session_reused() && sent.is_empty() {
+        trust.verify_resumed_x509(&leaf, Utc::now())
+    } else {
+        trust.verify_x509(&leaf, &sent, Utc::now())
+    };
+    match verified {
+        Ok(chain) => PeerIdentity::Verified(chain),
+        Err(TrustError::Certificate(e)) => {
+            PeerIdentity::Refused(format!("client certificate: {e}"))
+        }
         Err(e) => PeerIdentity::Refused(format!("client certificate not trusted: {e}")),
     }
 }

@@ -1,10 +1,12 @@
 //! Turning a [`CertSpec`] into a signed X.509 v3 certificate with OpenSSL.
 
-use super::spec::{CertSpec, SignatureDigest};
+use super::spec::{CertSpec, KeyType, SignatureDigest};
 use openssl::asn1::{Asn1Integer, Asn1Time};
 use openssl::bn::{BigNum, MsbOption};
+use openssl::ec::{EcGroup, EcKey};
 use openssl::error::ErrorStack;
 use openssl::hash::MessageDigest;
+use openssl::nid::Nid;
 use openssl::pkey::{PKey, PKeyRef, Private};
 use openssl::rsa::Rsa;
 use openssl::x509::extension::{
@@ -13,9 +15,15 @@ use openssl::x509::extension::{
 };
 use openssl::x509::{X509, X509NameBuilder, X509Ref};
 
-/// Generates a fresh RSA key of `bits` bits.
-pub(super) fn new_key(bits: u32) -> Result<PKey<Private>, ErrorStack> {
-    PKey::from_rsa(Rsa::generate(bits)?)
+/// Generates a fresh key as `spec` says.
+pub(super) fn new_key(spec: &CertSpec) -> Result<PKey<Private>, ErrorStack> {
+    match spec.key_type {
+        KeyType::Rsa => PKey::from_rsa(Rsa::generate(spec.key_bits)?),
+        KeyType::EcdsaP256 => {
+            let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1)?;
+            PKey::from_ec_key(EcKey::generate(&group)?)
+        }
+    }
 }
 
 /// Signs a certificate for `key` as described by `spec`, issued by
@@ -48,7 +56,11 @@ pub(super) fn sign_cert(
     }
     builder.append_extension(constraints.build()?)?;
     let mut usage = KeyUsage::new();
-    usage.digital_signature().key_encipherment();
+    usage.digital_signature();
+    if spec.key_type == KeyType::Rsa {
+        // RSA key transport; an ECDSA key only signs.
+        usage.key_encipherment();
+    }
     if spec.is_ca {
         usage.key_cert_sign().crl_sign();
     }

@@ -16,7 +16,7 @@ mod build;
 mod files;
 mod spec;
 
-pub use spec::{CertSpec, Defect, SignatureDigest};
+pub use spec::{CertSpec, Defect, KeyType, SignatureDigest};
 
 use crate::cert::{CertError, GeniCert, chain_to_pem};
 use crate::sign::SigningKey;
@@ -155,7 +155,7 @@ impl Authority {
 
     /// A self-signed root exactly as `spec` says.
     pub fn root_from_spec(spec: CertSpec) -> Result<Authority, DevCaError> {
-        let key = build::new_key(spec.key_bits)?;
+        let key = build::new_key(&spec)?;
         let x509 = build::sign_cert(&spec, &key, None)?;
         Ok(Authority::from(Identity::new(
             GeniCert::from_x509(x509)?,
@@ -177,7 +177,7 @@ impl Authority {
 
     /// Issues a certificate exactly as `spec` says (any URN, any defect).
     pub fn issue(&self, spec: CertSpec) -> Result<Identity, DevCaError> {
-        let key = build::new_key(spec.key_bits)?;
+        let key = build::new_key(&spec)?;
         let issuer = &self.identity;
         let x509 = build::sign_cert(&spec, &key, Some((issuer.cert.x509(), &issuer.key)))?;
         Identity::new(GeniCert::from_x509(x509)?, key, issuer.chain())
@@ -211,7 +211,19 @@ impl Authority {
     /// common name is the first host and whose subjectAltName lists every
     /// host as DNS name or IP address, so hostname-checking TLS clients accept it.
     pub fn server(&self, name: &str, hosts: &[&str]) -> Result<Identity, DevCaError> {
+        self.server_with_key(name, hosts, KeyType::Rsa)
+    }
+
+    /// [`Authority::server`] with a key of type `key` (an ECDSA P-256 key
+    /// makes TLS handshakes cheaper for the server).
+    pub fn server_with_key(
+        &self,
+        name: &str,
+        hosts: &[&str],
+        key: KeyType,
+    ) -> Result<Identity, DevCaError> {
         let mut spec = self.spec_for("authority", name)?;
+        spec.key_type = key;
         if let Some(first) = hosts.first() {
             spec.common_name = (*first).to_owned();
         }

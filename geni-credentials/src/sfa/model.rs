@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
 /// One credential element of a chain, as read (not yet verified).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CredentialElement {
     /// Its ID (`xml:id`, or `id`), empty when it has none.
     pub id: String,

@@ -36,11 +36,13 @@ pub fn check_link(link: &SignedLink<'_>, at: DateTime<Utc>) -> Result<(), SfaErr
 }
 
 /// Certificate checks against the trust roots, each distinct leaf verified
-/// once per credential (a chain repeats its target and owners).
+/// once per credential (a chain repeats its target and owners), and the
+/// time window in which every chain verified stays valid.
 pub struct TrustedCerts<'t> {
     trust: &'t TrustStore,
     at: DateTime<Utc>,
     verified: Vec<GeniCert>,
+    window: (DateTime<Utc>, DateTime<Utc>),
 }
 
 impl<'t> TrustedCerts<'t> {
@@ -50,7 +52,14 @@ impl<'t> TrustedCerts<'t> {
             trust,
             at,
             verified: Vec::new(),
+            window: (DateTime::<Utc>::MIN_UTC, DateTime::<Utc>::MAX_UTC),
         }
+    }
+
+    /// From the latest notBefore to the earliest notAfter of every
+    /// certificate of every chain verified so far.
+    pub fn window(&self) -> (DateTime<Utc>, DateTime<Utc>) {
+        self.window
     }
 
     /// Verifies the owner, target and signer certificates of `link`;
@@ -94,7 +103,11 @@ impl<'t> TrustedCerts<'t> {
         if self.seen(leaf) {
             return Ok(());
         }
-        self.trust.verify(leaf, untrusted, self.at)?;
+        let (from, until) = self
+            .trust
+            .verify_shared(leaf, untrusted, self.at)?
+            .validity();
+        self.window = (self.window.0.max(from), self.window.1.min(until));
         self.verified.push(leaf.clone());
         Ok(())
     }

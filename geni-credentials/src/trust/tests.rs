@@ -61,3 +61,55 @@ fn empty_store_trusts_nothing() {
     assert!(matches!(err, TrustError::UntrustedRoot { .. }), "{err}");
     assert_eq!(err.kind(), RefusalKind::CredentialSignerUntrusted);
 }
+
+#[test]
+fn a_cached_chain_is_refused_once_a_certificate_has_expired() {
+    let alice = gcf("alice-cert.pem");
+    let store = gcf_roots();
+    store.verify_chain(&alice, year(2014)).unwrap();
+    let err = store.verify_chain(&alice, year(2020)).unwrap_err();
+    assert!(matches!(err, TrustError::Expired { .. }), "{err}");
+    let err = store.verify_chain(&alice, year(2010)).unwrap_err();
+    assert!(matches!(err, TrustError::NotYetValid { .. }), "{err}");
+}
+
+#[test]
+fn the_same_chain_verified_twice_is_served_from_the_cache() {
+    let alice = gcf("alice-cert.pem");
+    let store = gcf_roots();
+    let first = store.verify_shared(&alice[0], &[], year(2014)).unwrap();
+    let second = store.verify_shared(&alice[0], &[], year(2015)).unwrap();
+    assert!(Arc::ptr_eq(&first, &second));
+    let x509 = store.verify_x509(alice[0].x509(), &[], year(2014)).unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &x509),
+        "both entry points share the cache"
+    );
+}
+
+#[test]
+fn changing_the_roots_gives_a_new_generation_and_forgets_verified_chains() {
+    let alice = gcf("alice-cert.pem");
+    let mut store = gcf_roots();
+    let copy = store.clone();
+    assert_eq!(copy.generation(), store.generation());
+    let before = store.generation();
+    let first = store.verify_shared(&alice[0], &[], year(2014)).unwrap();
+    store.add_root(gcf("ch-cert.pem").remove(0));
+    assert_ne!(store.generation(), before);
+    let again = store.verify_shared(&alice[0], &[], year(2014)).unwrap();
+    assert!(!Arc::ptr_eq(&first, &again));
+    assert_ne!(
+        TrustStore::new().generation(),
+        TrustStore::new().generation()
+    );
+}
+
+#[test]
+fn a_refusal_is_not_remembered() {
+    let alice = gcf("alice-cert.pem");
+    let mut store = TrustStore::new();
+    assert!(store.verify_chain(&alice, year(2014)).is_err());
+    store.add_root(gcf("ch-cert.pem").remove(0));
+    store.verify_chain(&alice, year(2014)).unwrap();
+}

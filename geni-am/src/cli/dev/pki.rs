@@ -3,11 +3,15 @@
 //! aggregate's server certificate (subjectAltName `localhost`,
 //! `127.0.0.1` and the chosen host), an experimenter `alice`, a slice
 //! `demo` with a slice credential valid for weeks and a user credential.
+//! The server key is ECDSA P-256 unless RSA is asked for: every GENI
+//! client accepts it and it makes the server's side of a TLS handshake
+//! several times cheaper (docs/PERFORMANCE.md, "TLS handshakes"); user,
+//! slice and authority keys stay RSA, as GENI credentials are signed with RSA.
 //! Existing files are kept unless `force` is set, so re-running is safe.
 
 use anyhow::{Context, Result};
 use chrono::{Duration, Utc};
-use geni_credentials::devca::{Authority, Identity};
+use geni_credentials::devca::{Authority, Identity, KeyType};
 use geni_credentials::privilege::Privilege;
 use geni_credentials::sign::{Algorithms, CredentialSpec, issue};
 use std::path::{Path, PathBuf};
@@ -32,6 +36,27 @@ pub struct InitOptions {
     pub port: u16,
     /// Replace existing files instead of keeping them.
     pub force: bool,
+    /// The kind of key of the aggregate's server certificate.
+    pub server_key: ServerKey,
+}
+
+/// The kind of key of the aggregate's server certificate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ServerKey {
+    /// ECDSA on P-256 (prime256v1).
+    #[default]
+    Ecdsa,
+    /// RSA, 2048 bits.
+    Rsa,
+}
+
+impl From<ServerKey> for KeyType {
+    fn from(key: ServerKey) -> KeyType {
+        match key {
+            ServerKey::Ecdsa => KeyType::EcdsaP256,
+            ServerKey::Rsa => KeyType::Rsa,
+        }
+    }
 }
 
 /// The files of a development PKI, all inside [`InitOptions::dir`].
@@ -87,7 +112,8 @@ pub fn init(options: &InitOptions) -> Result<DevPki> {
         if !hosts.contains(&options.host.as_str()) {
             hosts.insert(0, &options.host);
         }
-        ca.server("am", &hosts)?.write_pem(dir, "am")?;
+        ca.server_with_key("am", &hosts, options.server_key.into())?
+            .write_pem(dir, "am")?;
         written.extend([server_cert, dir.join("am-key.pem")]);
     }
 
