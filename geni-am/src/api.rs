@@ -186,18 +186,12 @@ impl Context<'_> {
             let principal = self.authorize(params, index + 1, options, Some(slice))?;
             return Ok((Selector::Slice(slice.to_string()), principal));
         }
-        let mut owners: Vec<String> = Vec::new();
-        for urn in &slivers {
-            if let Some(row) = self
-                .aggregate()
-                .store()
-                .sliver(urn.as_str())
-                .map_err(crate::core::CoreError::from)?
-                && !owners.contains(&row.slice_urn)
-            {
-                owners.push(row.slice_urn);
-            }
-        }
+        let sliver_urns: Vec<&str> = slivers.iter().map(|urn| urn.as_str()).collect();
+        let owners = self
+            .aggregate()
+            .store()
+            .slices_of_slivers(&sliver_urns)
+            .map_err(crate::core::CoreError::from)?;
         if owners.len() > 1 {
             return Err(bad_argument(
                 method,
