@@ -1,6 +1,6 @@
 //! The simulated cloud's state file: its VMs, networks and address leases
 //! as JSON, written atomically (a temporary file renamed over the old one)
-//! after every change and read back at start, so the simulated VMs keep
+//! after changes (see `SimulatedCloud`) and read back at start, so the simulated VMs keep
 //! existing across a restart of the aggregate as a real cloud's would.
 
 use super::network::AddressPool;
@@ -64,8 +64,12 @@ impl StateFile {
     }
 
     /// Writes `snapshot` to a temporary file next to the state file and
-    /// renames it over the state file, so a crash leaves the old or the
-    /// new state, never a torn one.
+    /// renames it over the state file, so a crash of the process leaves the
+    /// old or the new state, never a torn one. The file is not synced to
+    /// the disk: a simulator needs to outlive a restart of the aggregate,
+    /// not of the machine, and a sync on every change was what bounded the
+    /// aggregate's lifecycles per second on the simulated cloud
+    /// (docs/PERFORMANCE.md, "Service load").
     pub fn save(&self, snapshot: &Snapshot) -> Result<(), String> {
         let fail = |e: &dyn std::fmt::Display| {
             format!(
@@ -80,7 +84,6 @@ impl StateFile {
         let write = || -> std::io::Result<()> {
             let mut file = std::fs::File::create(&temp)?;
             file.write_all(&json)?;
-            file.sync_all()?;
             std::fs::rename(&temp, &self.path)
         };
         write().map_err(|e| fail(&e))

@@ -386,3 +386,23 @@ fn on_the_real_clock_watchers_are_told_when_a_boot_is_over() {
         .expect("told when the boot is over");
     assert_eq!(state(&cloud, &vm), VmState::Running);
 }
+
+/// The VMs in the state file at `file`.
+fn saved_vms(file: &std::path::Path) -> usize {
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    json["vms"].as_object().map_or(0, |vms| vms.len())
+}
+
+#[test]
+fn changes_close_together_are_written_once_by_the_next_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    let cloud = saved_cloud(&file, &SimClock::manual()).unwrap();
+    cloud.create_vm(&spec("a")).unwrap();
+    assert_eq!(saved_vms(&file), 1, "the first change is written at once");
+    cloud.create_vm(&spec("b")).unwrap();
+    assert_eq!(saved_vms(&file), 1, "a change right after waits");
+    std::thread::sleep(SAVE_EVERY);
+    cloud.find_vm("a").unwrap();
+    assert_eq!(saved_vms(&file), 2, "the next operation writes it");
+}
