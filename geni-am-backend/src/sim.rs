@@ -5,9 +5,8 @@
 //! rate, and every VM gets addresses on the control network and on each
 //! link network it is attached to; each link network reports a VLAN tag
 //! of its own. With a `state_file` the VMs and networks
-//! are saved after changes (at most every 100 ms, and when the cloud is
-//! dropped) and reloaded at start, so they outlive a restart of the
-//! aggregate. It tells watchers when its VMs' states
+//! are saved on every change and reloaded at start, so they outlive a
+//! restart of the aggregate. It tells watchers when its VMs' states
 //! change ([`Compute::watch`]). Nothing here talks to a real machine.
 
 pub mod clock;
@@ -30,7 +29,7 @@ use network::AddressPool;
 use persist::{SavedNetwork, Snapshot, StateFile};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use vm::{Delays, SimVm};
 use watch::Watchers;
 
@@ -58,14 +57,7 @@ struct State {
     /// while the VM exists (not saved: tests read it to see what the
     /// aggregate asked for).
     specs: BTreeMap<String, VmSpec>,
-    /// Changed since the state file was last written.
-    unsaved: bool,
-    /// When the state file was last written.
-    saved_at: Option<Instant>,
 }
-
-/// The least time between two writes of the state file.
-const SAVE_EVERY: Duration = Duration::from_millis(100);
 
 /// Link networks get `192.168.<n>.0/24`, so at most this many exist at once.
 const MAX_LINK_NETWORKS: u64 = 256;
@@ -81,18 +73,6 @@ fn link_network(slot: u64) -> LinkNetwork {
         vlan_tag: u32::try_from(slot)
             .ok()
             .and_then(|n| n.checked_add(FIRST_LINK_VLAN)),
-    }
-}
-
-impl Drop for SimulatedCloud {
-    /// Writes the changes not yet in the state file.
-    fn drop(&mut self) {
-        let mut state = self.lock();
-        if state.unsaved
-            && let Err(err) = self.write_state(&mut state)
-        {
-            tracing::warn!(%err, "simulated cloud state not saved");
-        }
     }
 }
 
@@ -130,8 +110,6 @@ impl SimulatedCloud {
             faults: Faults::new(config.failure_rate, config.seed),
             created: 0,
             specs: BTreeMap::new(),
-            unsaved: false,
-            saved_at: None,
         };
         if let Some(saved) = saved {
             state.restore(saved);
@@ -183,7 +161,7 @@ impl SimulatedCloud {
             .find(|(_, vm)| vm.tag == tag)
             .map(|(id, _)| *id);
         let removed = id.and_then(|id| state.remove_vm(id)).is_some();
-        if let Err(err) = self.save(&mut state) {
+        if let Err(err) = self.save(&state) {
             tracing::warn!(%err, "simulated cloud state not saved");
         }
         drop(state);
@@ -218,38 +196,12 @@ impl SimulatedCloud {
         state.vms.get(&id).map(|vm| vm.users.clone())
     }
 
-    /// Notes that the state changed and writes it to the state file, if
-    /// there is one, unless it was written less than [`SAVE_EVERY`] ago;
-    /// the change is then written by the first operation after that, or
-    /// when the cloud is dropped. Writing the whole state on every change
-    /// (each write a rename that the file system flushes) bounded the
-    /// aggregate's lifecycles per second (docs/PERFORMANCE.md,
-    /// "Service load"); a process that crashes loses at most the changes
-    /// since the last write, which the aggregate's reconciler handles as
-    /// VMs gone behind its back.
-    fn save(&self, state: &mut State) -> Result<(), BackendError> {
-        state.unsaved = true;
-        self.save_if_due(state)
-    }
-
-    /// Writes unsaved changes if the last write is [`SAVE_EVERY`] old.
-    fn save_if_due(&self, state: &mut State) -> Result<(), BackendError> {
-        let due = state.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY);
-        if state.unsaved && due {
-            self.write_state(state)?;
-        }
-        Ok(())
-    }
-
     /// Writes the state to the state file, if there is one.
-    fn write_state(&self, state: &mut State) -> Result<(), BackendError> {
-        if let Some(file) = &self.state_file {
-            file.save(&state.snapshot())
-                .map_err(BackendError::Transient)?;
+    fn save(&self, state: &State) -> Result<(), BackendError> {
+        match &self.state_file {
+            Some(file) => file.save(state.snapshot()).map_err(BackendError::Transient),
+            None => Ok(()),
         }
-        state.unsaved = false;
-        state.saved_at = Some(Instant::now());
-        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -260,9 +212,6 @@ impl SimulatedCloud {
     /// settles every VM's pending transitions.
     fn enter(&self, operation: &str) -> Result<MutexGuard<'_, State>, BackendError> {
         let mut state = self.lock();
-        if let Err(err) = self.save_if_due(&mut state) {
-            tracing::warn!(%err, "simulated cloud state not saved");
-        }
         state.faults.take_transient(operation)?;
         let now = self.clock.now();
         for vm in state.vms.values_mut() {
@@ -288,7 +237,7 @@ impl SimulatedCloud {
         let failure = faults.boot_failure(&vm.tag, vm.boots + 1);
         tracing::debug!(vm = %handle.0, tag = %vm.tag, operation, "simulated cloud");
         action(vm, self.clock.now(), failure)?;
-        let saved = self.save(&mut state);
+        let saved = self.save(&state);
         drop(state);
         self.watchers.changed(&self.clock, transition);
         saved
@@ -355,6 +304,7 @@ impl State {
     /// What the state file keeps.
     fn snapshot(&self) -> Snapshot {
         Snapshot {
+            generation: 0,
             next_id: self.next_id,
             created: self.created,
             vms: self.vms.clone(),
@@ -455,7 +405,7 @@ impl Compute for SimulatedCloud {
         }
         tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
         state.vms.insert(id, vm);
-        let saved = self.save(&mut state);
+        let saved = self.save(&state);
         drop(state);
         self.watchers.changed(&self.clock, self.delays.create);
         saved.map(|()| VmHandle(id.to_string()))
@@ -509,7 +459,7 @@ impl Compute for SimulatedCloud {
         if let Some(gone) = state.remove_vm(id) {
             tracing::info!(vm = id, tag = %gone.tag, "simulated cloud destroyed a VM");
         }
-        let saved = self.save(&mut state);
+        let saved = self.save(&state);
         drop(state);
         self.watchers.changed(&self.clock, Duration::ZERO);
         saved
@@ -548,7 +498,7 @@ impl Compute for SimulatedCloud {
             },
         );
         tracing::info!(network = slot, tag = %spec.tag, "simulated cloud created a link network");
-        self.save(&mut state)?;
+        self.save(&state)?;
         Ok(link_network(slot))
     }
 
@@ -565,7 +515,7 @@ impl Compute for SimulatedCloud {
             )));
         }
         state.networks.remove(&id);
-        self.save(&mut state)
+        self.save(&state)
     }
 
     fn watch(&self, hook: ChangeHook) -> bool {

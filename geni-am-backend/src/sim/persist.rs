@@ -1,18 +1,34 @@
 //! The simulated cloud's state file: its VMs, networks and address leases
-//! as JSON, written atomically (a temporary file renamed over the old one)
-//! after changes (see `SimulatedCloud`) and read back at start, so the simulated VMs keep
-//! existing across a restart of the aggregate as a real cloud's would.
+//! as JSON, written after every change and read back at start, so the
+//! simulated VMs keep existing across a restart of the aggregate, a kill
+//! included, as a real cloud's would.
+//!
+//! The state is written in turn to two files, the configured path and the
+//! same path with `.b` appended, each snapshot numbered; at start the
+//! highest-numbered file that reads back whole wins. A snapshot torn by a
+//! kill in the middle of its write is then the one not read, and the other
+//! file is one change behind, a change whose operation never returned.
+//! Each write overwrites the older file in place instead of renaming a
+//! temporary file over the state file: file systems flush a file renamed
+//! over another (ext4's `auto_da_alloc`), and that flush on every change
+//! was what held the aggregate at about 50 lifecycles a second on the
+//! simulated cloud (docs/PERFORMANCE.md, "Service load"). Nothing is
+//! synced: the files outlive the process, not the machine.
 
 use super::network::AddressPool;
 use super::vm::SimVm;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// Everything of the simulated cloud that outlives the process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// Which write this is; the later of the two files is read back.
+    /// Files of earlier releases have none (0).
+    #[serde(default)]
+    pub generation: u64,
     /// The id the next VM gets.
     pub next_id: u64,
     /// How many VMs were ever created.
@@ -34,10 +50,12 @@ pub struct SavedNetwork {
     pub pool: AddressPool,
 }
 
-/// The file a [`Snapshot`] is kept in.
-#[derive(Debug, Clone)]
+/// The two files a [`Snapshot`] is kept in.
+#[derive(Debug)]
 pub struct StateFile {
     path: PathBuf,
+    /// The generation of the last snapshot written or read.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl StateFile {
@@ -45,46 +63,79 @@ impl StateFile {
     pub fn new(path: &Path) -> StateFile {
         StateFile {
             path: path.to_owned(),
+            generation: 0.into(),
         }
     }
 
-    /// The saved snapshot, `None` if the file does not exist yet.
-    pub fn load(&self) -> Result<Option<Snapshot>, String> {
-        let text = match std::fs::read(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
-        };
-        serde_json::from_slice(&text).map(Some).map_err(|e| {
-            format!(
-                "{} is not a simulated cloud state file ({e}); remove it to start empty",
-                self.path.display()
-            )
-        })
+    /// The file of slot `slot` (0 or 1).
+    fn slot(&self, slot: u64) -> PathBuf {
+        if slot.is_multiple_of(2) {
+            self.path.clone()
+        } else {
+            let mut path = self.path.clone().into_os_string();
+            path.push(".b");
+            PathBuf::from(path)
+        }
     }
 
-    /// Writes `snapshot` to a temporary file next to the state file and
-    /// renames it over the state file, so a crash of the process leaves the
-    /// old or the new state, never a torn one. The file is not synced to
-    /// the disk: a simulator needs to outlive a restart of the aggregate,
-    /// not of the machine, and a sync on every change was what bounded the
-    /// aggregate's lifecycles per second on the simulated cloud
-    /// (docs/PERFORMANCE.md, "Service load").
-    pub fn save(&self, snapshot: &Snapshot) -> Result<(), String> {
+    /// The latest saved snapshot that reads back whole, `None` if none was
+    /// saved yet; an error when the files exist and neither reads back.
+    pub fn load(&self) -> Result<Option<Snapshot>, String> {
+        let mut problem = None;
+        let mut best: Option<Snapshot> = None;
+        for slot in 0..2 {
+            let path = self.slot(slot);
+            let text = match std::fs::read(&path) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            };
+            match serde_json::from_slice::<Snapshot>(&text) {
+                Ok(snapshot)
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| snapshot.generation > b.generation) =>
+                {
+                    best = Some(snapshot);
+                }
+                Ok(_) => {}
+                Err(e) => problem = Some(format!("{}: {e}", path.display())),
+            }
+        }
+        match (best, problem) {
+            (Some(snapshot), _) => {
+                self.generation
+                    .store(snapshot.generation, std::sync::atomic::Ordering::Relaxed);
+                Ok(Some(snapshot))
+            }
+            (None, Some(problem)) => Err(format!(
+                "{problem}: not a simulated cloud state file; remove it to start empty"
+            )),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// Writes `snapshot`, numbered after the last one, over the older of
+    /// the two files.
+    pub fn save(&self, mut snapshot: Snapshot) -> Result<(), String> {
+        let generation = self
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        let path = self.slot(generation);
         let fail = |e: &dyn std::fmt::Display| {
-            format!(
-                "cannot save the simulated cloud to {}: {e}",
-                self.path.display()
-            )
+            format!("cannot save the simulated cloud to {}: {e}", path.display())
         };
-        let json = serde_json::to_vec(snapshot).map_err(|e| fail(&e))?;
-        let mut temp = self.path.clone().into_os_string();
-        temp.push(".tmp");
-        let temp = PathBuf::from(temp);
+        snapshot.generation = generation;
+        let json = serde_json::to_vec(&snapshot).map_err(|e| fail(&e))?;
         let write = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&temp)?;
-            file.write_all(&json)?;
-            std::fs::rename(&temp, &self.path)
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)?;
+            file.write_all_at(&json, 0)?;
+            file.set_len(json.len() as u64)
         };
         write().map_err(|e| fail(&e))
     }
