@@ -1,7 +1,8 @@
 //! The upkeep jobs over a SQLite store and the simulated cloud: the reaper
 //! deletes slivers when they expire, to the second; the reconciler
 //! destroys VMs no sliver owns and fails slivers whose VM vanished; a job
-//! left by a crashed worker is claimed again and creates no second VM.
+//! left by a crashed worker is claimed again and creates no second VM; the
+//! poller reads a waiting sliver only once its jobs have run.
 
 mod core_support;
 mod jobs_support;
@@ -10,6 +11,7 @@ on_both_stores!(
     the_reaper_deletes_expired_slivers_within_a_second_and_destroys_their_vms,
     the_reconciler_destroys_orphans_and_fails_slivers_whose_vm_vanished,
     a_job_of_a_crashed_worker_is_claimed_again_without_a_second_vm,
+    the_poller_reads_waiting_slivers_only_once_their_jobs_have_run,
 );
 
 use chrono::{TimeDelta, Utc};
@@ -119,4 +121,36 @@ fn a_job_of_a_crashed_worker_is_claimed_again_without_a_second_vm(mut harness: H
     assert_eq!(jobs[0].state.as_str(), "done");
     assert!(jobs[0].attempts >= 2, "the job was claimed again");
     assert_eq!(harness.cloud.vms_created(), 2, "one VM per sliver");
+}
+
+fn the_poller_reads_waiting_slivers_only_once_their_jobs_have_run(harness: Harness) {
+    let mut urns = harness.provision(Utc::now() + TimeDelta::days(1));
+    assert!(
+        harness.store.slivers_awaiting_backend().unwrap().is_empty(),
+        "slivers whose provision job is queued are left to the job"
+    );
+    let jobs = harness
+        .store
+        .claim_jobs("test", Utc::now(), TimeDelta::minutes(1), 100)
+        .unwrap();
+    assert_eq!(jobs.len(), urns.len());
+    for job in &jobs {
+        harness
+            .store
+            .finish_job(&job.id, "test", Utc::now())
+            .unwrap();
+    }
+    let mut waiting: Vec<String> = harness
+        .store
+        .slivers_awaiting_backend()
+        .unwrap()
+        .into_iter()
+        .map(|row| row.urn)
+        .collect();
+    waiting.sort();
+    urns.sort();
+    assert_eq!(
+        waiting, urns,
+        "with their jobs done they wait for the backend"
+    );
 }

@@ -67,14 +67,11 @@ fn next_wait(previous: Duration, told: bool, polled: bool, interval: Duration) -
 /// job will change the VM, so its sliver is not judged before it ran);
 /// returns how many still wait for the backend.
 fn poll_once(cx: &Context) -> Result<usize, JobError> {
-    let busy = cx.store.slivers_with_pending_jobs()?;
     let mut waiting = 0;
-    // Only the slivers in a waiting state are read (an index lookup), not
-    // every live sliver: the poller runs after every finished job.
+    // Only the slivers in a waiting state with no job pending are read
+    // (index lookups), not every live sliver: the poller runs after every
+    // finished job.
     for sliver in cx.store.slivers_awaiting_backend()? {
-        if busy.contains(&sliver.urn) {
-            continue;
-        }
         match follow(cx, &sliver) {
             // The outage is logged once, where it is detected.
             Err(err) if err.is_unreachable() => return Ok(waiting + 1),

@@ -127,3 +127,7 @@ diesel::table! {
         updated_at -> BigInt,
     }
 }
+
+// The poller's read of slivers waiting for the backend asks the jobs of
+// each candidate in a subquery.
+diesel::allow_tables_to_appear_in_same_query!(jobs, slivers);

@@ -164,13 +164,21 @@ pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
         .load(conn)?)
 }
 
-/// Provisioned slivers waiting for the backend (the poller's work), read
-/// through the index on the operational state, so that the many slivers
-/// that wait for nothing are never loaded.
+/// Provisioned slivers waiting for the backend with no job queued or
+/// running (the poller's work: a job will change the VM, so its sliver is
+/// not judged before it ran). Read through the index on the operational
+/// state and, per candidate, the jobs' index by sliver, so that neither
+/// the many slivers that wait for nothing nor the many that wait for their
+/// job are loaded: the poller runs after every finished job.
 pub fn awaiting_backend(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
+    use super::schema::jobs as job;
+    let pending = job::table
+        .filter(job::sliver_urn.eq(slivers::urn.nullable()))
+        .filter(super::filters::pending_job());
     Ok(slivers::table
         .filter(super::filters::awaiting_backend())
         .filter(slivers::allocation_state.eq(AllocationState::Provisioned))
+        .filter(diesel::dsl::not(diesel::dsl::exists(pending)))
         .order((slivers::created_at, slivers::urn))
         .load(conn)?)
 }
@@ -396,7 +404,7 @@ impl Store {
         self.read(live)
     }
 
-    /// Provisioned slivers waiting for the backend.
+    /// Provisioned slivers waiting for the backend with no job pending.
     pub fn slivers_awaiting_backend(&self) -> StoreResult<Vec<SliverRow>> {
         self.read(awaiting_backend)
     }
