@@ -346,10 +346,16 @@ impl Document {
         let closing = blank(self.node(parent).last)
             .map(str::to_owned)
             .or_else(|| own.as_ref().map(|indent| format!("\n{indent}")));
-        let sibling = self
-            .elements(parent)
-            .last()
-            .and_then(|last| blank(self.node(last).prev))
+        // The last child element, found from the end: a scan from the
+        // first child made appending n elements cost n² (the manifest of a
+        // large slice).
+        let mut last = self.node(parent).last;
+        while last != NONE && !self.nodes[last as usize].is_element() {
+            last = self.nodes[last as usize].prev;
+        }
+        let sibling = (last != NONE)
+            .then(|| blank(self.nodes[last as usize].prev))
+            .flatten()
             .map(str::to_owned);
         let indent = sibling.or_else(|| own.map(|indent| format!("\n{indent}  ")));
         (indent, closing)
