@@ -194,10 +194,18 @@ pub fn all(conn: &mut Conn) -> StoreResult<Vec<ComponentRow>> {
 /// database's single write lock.
 pub fn lock_all(conn: &mut Conn) -> StoreResult<()> {
     if let Conn::Postgres(pg) = conn {
+        // Row locks lock nothing while the table is empty: two processes
+        // starting on a new database would both insert the inventory. The
+        // transaction's advisory lock covers that case too.
+        diesel::sql_query(format!("SELECT pg_advisory_xact_lock({COMPONENTS_LOCK})"))
+            .execute(pg)?;
         diesel::sql_query("SELECT id FROM components ORDER BY id FOR UPDATE").execute(pg)?;
     }
     Ok(())
 }
+
+/// Advisory lock key of the components table on PostgreSQL ("comps").
+const COMPONENTS_LOCK: i64 = 0x0063_6f6d_7073;
 
 /// What slivers use, per component id: live ones not yet expired at
 /// `now`, and deleted ones whose VM a destroy job has not yet destroyed
