@@ -67,9 +67,10 @@ impl StateFile {
         }
     }
 
-    /// The file of slot `slot` (0 or 1).
-    fn slot(&self, slot: u64) -> PathBuf {
-        if slot.is_multiple_of(2) {
+    /// The file written by generation `generation`: odd ones (the first
+    /// included) to the configured path, even ones to the `.b` file.
+    fn slot(&self, generation: u64) -> PathBuf {
+        if !generation.is_multiple_of(2) {
             self.path.clone()
         } else {
             let mut path = self.path.clone().into_os_string();
@@ -80,11 +81,17 @@ impl StateFile {
 
     /// The latest saved snapshot that reads back whole, `None` if none was
     /// saved yet; an error when the files exist and neither reads back.
+    /// The first write goes to the configured path and it is never
+    /// removed, so without it nothing was saved: a `.b` file left alone
+    /// (an operator removed the state file to start empty) is ignored.
     pub fn load(&self) -> Result<Option<Snapshot>, String> {
+        if !self.path.exists() {
+            return Ok(None);
+        }
         let mut problem = None;
         let mut best: Option<Snapshot> = None;
-        for slot in 0..2 {
-            let path = self.slot(slot);
+        for generation in 1..=2 {
+            let path = self.slot(generation);
             let text = match std::fs::read(&path) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -109,7 +116,8 @@ impl StateFile {
                 Ok(Some(snapshot))
             }
             (None, Some(problem)) => Err(format!(
-                "{problem}: not a simulated cloud state file; remove it to start empty"
+                "{problem}: not a simulated cloud state file; remove {} to start empty",
+                self.path.display()
             )),
             (None, None) => Ok(None),
         }

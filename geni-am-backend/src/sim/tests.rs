@@ -396,9 +396,10 @@ fn a_state_file_torn_by_a_kill_falls_back_to_the_write_before() {
     first.create_vm(&spec("a")).unwrap();
     first.create_vm(&spec("b")).unwrap();
     drop(first);
-    // The second write went to the configured path; tear it in the middle.
-    let text = std::fs::read(&file).unwrap();
-    std::fs::write(&file, &text[..text.len() / 2]).unwrap();
+    // The second write went to the `.b` file; tear it in the middle.
+    let b = dir.path().join("sim.json.b");
+    let text = std::fs::read(&b).unwrap();
+    std::fs::write(&b, &text[..text.len() / 2]).unwrap();
     let second = saved_cloud(&file, &clock).unwrap();
     assert!(second.find_vm("a").unwrap().is_some());
     assert_eq!(second.find_vm("b").unwrap(), None, "one change behind");
@@ -420,11 +421,27 @@ fn a_state_file_of_an_earlier_release_is_read() {
     first.create_vm(&spec("a")).unwrap();
     drop(first);
     // One file, at the configured path, without a generation.
-    let b = dir.path().join("sim.json.b");
-    let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(&b).unwrap()).unwrap();
+    assert!(!dir.path().join("sim.json.b").exists());
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     json.as_object_mut().unwrap().remove("generation").unwrap();
     std::fs::write(&file, serde_json::to_vec(&json).unwrap()).unwrap();
-    std::fs::remove_file(&b).unwrap();
     let second = saved_cloud(&file, &clock).unwrap();
     assert!(second.find_vm("a").unwrap().is_some());
+}
+
+#[test]
+fn removing_the_state_file_starts_empty_though_its_second_file_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    let clock = SimClock::manual();
+    let first = saved_cloud(&file, &clock).unwrap();
+    first.create_vm(&spec("a")).unwrap();
+    first.create_vm(&spec("b")).unwrap();
+    drop(first);
+    assert!(dir.path().join("sim.json.b").exists());
+    std::fs::remove_file(&file).unwrap();
+    let second = saved_cloud(&file, &clock).unwrap();
+    assert_eq!(second.find_vm("a").unwrap(), None);
+    assert_eq!(second.find_vm("b").unwrap(), None);
 }
