@@ -10,8 +10,12 @@
 //! workers waiting for work wake at once.
 //!
 //! Concurrency: on SQLite every write transaction starts with
-//! `BEGIN IMMEDIATE` (one writer at a time, waiting up to the busy
-//! timeout); on PostgreSQL an allocation first locks the component rows
+//! `BEGIN IMMEDIATE` (one writer at a time), and the writers of one
+//! process take turns on an in-process lock first ([`Store::write`]), so
+//! they queue on a futex that wakes the next one when a commit ends
+//! rather than in SQLite's busy handler, which sleeps 1 to 100 ms between
+//! looks (the busy timeout still covers writers of other processes); on
+//! PostgreSQL an allocation first locks the component rows
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
 
@@ -39,7 +43,7 @@ use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection, R2D2Connectio
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// The schema, applied at [`Store::open`].
@@ -148,6 +152,9 @@ pub struct Store {
     postgres: bool,
     /// Rung after each commit that queued jobs.
     bell: Arc<Bell>,
+    /// Held by this process's SQLite write transactions, one at a time;
+    /// shared by every pool of the store (see [`Store::with_own_pool`]).
+    writer: Arc<Mutex<()>>,
     /// Where the pool connects, for the PostgreSQL listener's connection.
     url: Arc<str>,
 }
@@ -165,20 +172,32 @@ impl Store {
     /// a `postgres://`/`postgresql://` URL) with a pool of `max_connections`,
     /// and applies the schema. Several processes may open the same store.
     pub fn open(url: &str, max_connections: u32) -> StoreResult<Store> {
-        let store = Store::pooled(url, max_connections, Arc::default())?;
+        let store = Store::pooled(url, max_connections, Arc::default(), Arc::default())?;
         store.migrate()?;
         Ok(store)
     }
 
     /// Another pool of `max_connections` on the same database, sharing
-    /// this store's bell: jobs queued through either wake the waiters of
-    /// both (`serve` gives the jobs a pool of their own).
+    /// this store's bell (jobs queued through either wake the waiters of
+    /// both) and its writers' turn (`serve` gives the jobs a pool of their
+    /// own).
     pub fn with_own_pool(&self, max_connections: u32) -> StoreResult<Store> {
-        Store::pooled(&self.url, max_connections, self.bell.clone())
+        Store::pooled(
+            &self.url,
+            max_connections,
+            self.bell.clone(),
+            self.writer.clone(),
+        )
     }
 
-    /// A pool on `url` ringing `bell`, without migrating.
-    fn pooled(url: &str, max_connections: u32, bell: Arc<Bell>) -> StoreResult<Store> {
+    /// A pool on `url` ringing `bell` and writing in turn on `writer`,
+    /// without migrating.
+    fn pooled(
+        url: &str,
+        max_connections: u32,
+        bell: Arc<Bell>,
+        writer: Arc<Mutex<()>>,
+    ) -> StoreResult<Store> {
         let manager = Manager::new(url);
         let postgres = manager.postgres;
         // One connection up front, so a bad URL fails now with its reason
@@ -194,11 +213,17 @@ impl Store {
             // with them their page and statement caches.
             .idle_timeout(Some(Duration::from_secs(60)))
             .connection_timeout(Duration::from_secs(30))
+            // A PostgreSQL connection the server dropped is found and
+            // replaced when it is handed out; a SQLite file does not go
+            // away, and the check (`SELECT 1`) cost a statement per
+            // transaction.
+            .test_on_check_out(postgres)
             .build_unchecked(manager);
         Ok(Store {
             pool,
             postgres,
             bell,
+            writer,
             url: url.into(),
         })
     }
@@ -229,15 +254,18 @@ impl Store {
         Ok(self.pool.get()?)
     }
 
-    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite),
+    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite,
+    /// after this process's other SQLite writers: see [`Store::turn`]),
     /// committing when it returns `Ok` and rolling back otherwise; a
-    /// commit that queued jobs rings [`Store::bell`].
+    /// commit that queued jobs rings [`Store::bell`]. `f` must not start
+    /// another write transaction.
     pub fn write<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut Conn) -> Result<T, E>,
     ) -> Result<T, E> {
         let mut conn = self.conn()?;
         let conn: &mut Conn = &mut conn;
+        let _turn = self.turn(conn);
         match conn {
             Conn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
             Conn::Postgres(c) => AnsiTransactionManager::begin_transaction(c),
@@ -260,6 +288,19 @@ impl Store {
                 }
                 Err(error)
             }
+        }
+    }
+
+    /// On SQLite, this process's turn to write, held until the transaction
+    /// has ended: SQLite lets one writer in at a time, and one that finds
+    /// the file locked sleeps in its busy handler (1, 2, 5, 10, … up to
+    /// 100 ms) before it looks again, so under load most of a write's
+    /// latency was that sleep. Waiting here wakes the next writer as soon
+    /// as the last one is done. PostgreSQL writers run side by side.
+    fn turn(&self, conn: &Conn) -> Option<MutexGuard<'_, ()>> {
+        match conn {
+            Conn::Sqlite(_) => Some(self.writer.lock().unwrap_or_else(PoisonError::into_inner)),
+            Conn::Postgres(_) => None,
         }
     }
 

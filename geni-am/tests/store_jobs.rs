@@ -1,7 +1,7 @@
 //! The job queue: claims in creation order with a lease, only by the
 //! holder finished, retried or failed; an expired lease lets another
 //! worker claim the job again; the jobs of one sliver are claimed one at
-//! a time in order, a deferral is no attempt and a destroy supersedes the
+//! a time in order (a finish may claim the next in its transaction), a deferral is no attempt and a destroy supersedes the
 //! queued jobs of its sliver; due destructions go first and the end of an
 //! outage wakes the jobs in backoff; concurrent claimers (threads with their own
 //! pools, on SQLite and PostgreSQL) never get the same job.
@@ -154,6 +154,58 @@ fn the_jobs_of_one_sliver_run_one_at_a_time_in_order() {
     assert!(claimed(store, now).is_empty(), "behind the running start");
     assert!(store.finish_job(&ids[1], "worker", now).unwrap());
     assert_eq!(claimed(store, now), [destroy]);
+}
+
+#[test]
+fn finishing_a_job_claims_the_next_of_its_sliver_in_the_same_transaction_only_for_the_holder() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let lease = TimeDelta::seconds(30);
+    let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+chain");
+    let ids = [JobKind::Provision, JobKind::Start].map(|kind| {
+        store
+            .write(|conn| {
+                jobs::enqueue(
+                    conn,
+                    kind,
+                    SLICE,
+                    Some(&sliver),
+                    &serde_json::json!({}),
+                    now,
+                )
+            })
+            .unwrap()
+    });
+    assert_eq!(claimed(store, now), ids[..1]);
+
+    let (finished, next) = store
+        .finish_and_claim(&ids[0], "other", now, lease, 1)
+        .unwrap();
+    assert!(!finished, "not the holder");
+    assert!(next.is_empty(), "the start still waits for the provision");
+
+    let (finished, next) = store
+        .finish_and_claim(&ids[0], "worker", now, lease, 1)
+        .unwrap();
+    assert!(finished);
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].id, ids[1]);
+    assert_eq!(next[0].lease_owner.as_deref(), Some("worker"));
+    assert_eq!(next[0].attempts, 1);
+    let states: Vec<&str> = store
+        .jobs_of_sliver(&sliver)
+        .unwrap()
+        .into_iter()
+        .map(|j| j.state.as_str())
+        .collect();
+    assert_eq!(states, ["done", "running"]);
+
+    let (finished, next) = store
+        .finish_and_claim(&ids[1], "worker", now, lease, 1)
+        .unwrap();
+    assert!(finished);
+    assert!(next.is_empty(), "nothing left to claim");
 }
 
 #[test]

@@ -21,25 +21,50 @@ use std::time::Duration;
 
 /// Claims and runs jobs as `owner` until stopped. Between claims that
 /// find nothing it waits on the store's bell (rung when jobs are queued)
-/// until the next queued job is due, `idle_poll_ms` at most.
+/// until the next queued job is due, `idle_poll_ms` at most. A job that
+/// succeeds is finished in the transaction that claims the next one.
 pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
     let idle = Duration::from_millis(cx.config.idle_poll_ms);
     let lease = TimeDelta::seconds(i64::try_from(cx.config.lease_secs).unwrap_or(i64::MAX / 2));
     let bell = cx.store.bell();
     let mut seen = bell.rings();
+    let mut next: Vec<JobRow> = Vec::new();
     while !signal.is_stopped() {
-        match cx.store.claim_jobs(owner, Utc::now(), lease, 1) {
-            Ok(jobs) if !jobs.is_empty() => {
-                for job in jobs {
-                    handle(cx, owner, &job);
-                    cx.followers.ring();
+        let jobs = if next.is_empty() {
+            match cx.store.claim_jobs(owner, Utc::now(), lease, 1) {
+                Ok(jobs) => jobs,
+                Err(err) => {
+                    tracing::warn!(%err, "cannot claim jobs");
+                    Vec::new()
                 }
-                continue;
             }
-            Ok(_) => {}
-            Err(err) => tracing::warn!(%err, "cannot claim jobs"),
+        } else {
+            std::mem::take(&mut next)
+        };
+        if jobs.is_empty() {
+            seen = bell.wait(seen, until_due(cx, idle));
+            continue;
         }
-        seen = bell.wait(seen, until_due(cx, idle));
+        for job in jobs {
+            let claim = (!signal.is_stopped()).then_some(lease);
+            next.extend(handle(cx, owner, &job, claim));
+            cx.followers.ring();
+        }
+    }
+    put_back(cx, owner, &next);
+}
+
+/// Returns jobs claimed but not run (the worker was stopped after it
+/// claimed them) to the queue at once, the attempt not counted.
+fn put_back(cx: &Context, owner: &str, jobs: &[JobRow]) {
+    let now = Utc::now();
+    for job in jobs {
+        if let Err(err) = cx
+            .store
+            .defer_job(&job.id, owner, "the worker stopped", now, now)
+        {
+            tracing::warn!(job = %job.id, %err, "cannot return an unrun job; it will run again after its lease");
+        }
     }
 }
 
@@ -62,13 +87,15 @@ fn until_due(cx: &Context, idle: Duration) -> Duration {
 
 /// Runs one claimed job and records the outcome; a job whose sliver
 /// another worker of this process is driving (claimed by two processes
-/// at once) is deferred instead.
-fn handle(cx: &Context, owner: &str, job: &JobRow) {
+/// at once) is deferred instead. With `claim` (a lease), a job that
+/// succeeded is finished in the transaction that claims the next one,
+/// which is returned.
+fn handle(cx: &Context, owner: &str, job: &JobRow, claim: Option<TimeDelta>) -> Vec<JobRow> {
     let sliver = job.sliver_urn.clone().unwrap_or_default();
     let recorded = if lock_in_flight(cx).insert(sliver.clone()) {
         let outcome = execute::run(cx, job);
         lock_in_flight(cx).remove(&sliver);
-        record(cx, owner, job, outcome)
+        record(cx, owner, job, outcome, claim)
     } else {
         defer(
             cx,
@@ -76,10 +103,12 @@ fn handle(cx: &Context, owner: &str, job: &JobRow) {
             job,
             &format!("waiting for another job of {sliver}"),
         )
+        .map(|()| Vec::new())
     };
-    if let Err(err) = recorded {
+    recorded.unwrap_or_else(|err| {
         tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
-    }
+        Vec::new()
+    })
 }
 
 fn lock_in_flight(cx: &Context) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
@@ -103,18 +132,24 @@ fn defer(
     Ok(())
 }
 
+/// Records the outcome of `job`; with `claim`, a success also claims the
+/// next job (see [`handle`]), returned.
 fn record(
     cx: &Context,
     owner: &str,
     job: &JobRow,
     outcome: Result<(), JobError>,
-) -> Result<(), crate::store::StoreError> {
+    claim: Option<TimeDelta>,
+) -> Result<Vec<JobRow>, crate::store::StoreError> {
     let now = Utc::now();
     let attempts = u32::try_from(job.attempts).unwrap_or(u32::MAX);
     match outcome {
-        Ok(()) => {
-            cx.store.finish_job(&job.id, owner, now)?;
-        }
+        Ok(()) => match claim {
+            Some(lease) => return Ok(cx.store.finish_and_claim(&job.id, owner, now, lease, 1)?.1),
+            None => {
+                cx.store.finish_job(&job.id, owner, now)?;
+            }
+        },
         Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
         Err(err) => {
             let retryable = worth_retrying(cx, &err)?;
@@ -125,7 +160,7 @@ fn record(
             }
         }
     }
-    Ok(())
+    Ok(Vec::new())
 }
 
 /// Queues `job` again after the backoff of its `attempts`.

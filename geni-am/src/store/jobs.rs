@@ -183,6 +183,33 @@ fn release(
     Ok(changed == 1)
 }
 
+/// Claims up to `limit` due jobs for `owner` in the caller's transaction.
+fn claim(
+    conn: &mut Conn,
+    owner: &str,
+    now: DateTime<Utc>,
+    lease: TimeDelta,
+    limit: i64,
+) -> StoreResult<Vec<JobRow>> {
+    let ids = claimable_ids(conn, now, limit)?;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    diesel::update(jobs::table.filter(jobs::id.eq_any(&ids)))
+        .set((
+            jobs::state.eq(JobState::Running),
+            jobs::lease_owner.eq(owner),
+            jobs::lease_expires.eq(Some(UnixTime::from(now + lease))),
+            jobs::attempts.eq(jobs::attempts + 1),
+            jobs::updated_at.eq(UnixTime::from(now)),
+        ))
+        .execute(conn)?;
+    Ok(jobs::table
+        .filter(jobs::id.eq_any(&ids))
+        .order((destructions_first(), jobs::run_after, jobs::seq))
+        .load(conn)?)
+}
+
 impl Store {
     /// Claims up to `limit` due jobs for worker `owner` with a lease of
     /// `lease`; each claim counts as an attempt.
@@ -193,30 +220,30 @@ impl Store {
         lease: TimeDelta,
         limit: i64,
     ) -> StoreResult<Vec<JobRow>> {
-        self.write(|conn| {
-            let ids = claimable_ids(conn, now, limit)?;
-            if ids.is_empty() {
-                return Ok(Vec::new());
-            }
-            diesel::update(jobs::table.filter(jobs::id.eq_any(&ids)))
-                .set((
-                    jobs::state.eq(JobState::Running),
-                    jobs::lease_owner.eq(owner),
-                    jobs::lease_expires.eq(Some(UnixTime::from(now + lease))),
-                    jobs::attempts.eq(jobs::attempts + 1),
-                    jobs::updated_at.eq(UnixTime::from(now)),
-                ))
-                .execute(conn)?;
-            Ok(jobs::table
-                .filter(jobs::id.eq_any(&ids))
-                .order((destructions_first(), jobs::run_after, jobs::seq))
-                .load(conn)?)
-        })
+        self.write(|conn| claim(conn, owner, now, lease, limit))
     }
 
     /// Marks job `id` done; false when `owner` no longer holds it.
     pub fn finish_job(&self, id: &str, owner: &str, now: DateTime<Utc>) -> StoreResult<bool> {
         self.write(|conn| release(conn, id, owner, JobState::Done, "", None, now))
+    }
+
+    /// Marks job `id` done as [`Store::finish_job`] does and, in the same
+    /// transaction, claims up to `limit` due jobs as [`Store::claim_jobs`]
+    /// does (one write transaction instead of two per job a busy worker
+    /// runs; the next job of the same sliver is claimable at once).
+    pub fn finish_and_claim(
+        &self,
+        id: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease: TimeDelta,
+        limit: i64,
+    ) -> StoreResult<(bool, Vec<JobRow>)> {
+        self.write(|conn| {
+            let finished = release(conn, id, owner, JobState::Done, "", None, now)?;
+            Ok((finished, claim(conn, owner, now, lease, limit)?))
+        })
     }
 
     /// Puts job `id` back in the queue until `run_after`, recording `error`.
