@@ -29,8 +29,13 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
     let bell = cx.store.bell();
     let mut seen = bell.rings();
     let mut next: Vec<JobRow> = Vec::new();
+    // Whether the last look for work (a claim, or the claim made with a
+    // job's finish) may have left due jobs unclaimed.
+    let mut look = true;
     while !signal.is_stopped() {
-        let jobs = if next.is_empty() {
+        let jobs = if !next.is_empty() {
+            std::mem::take(&mut next)
+        } else if look {
             match cx.store.claim_jobs(owner, Utc::now(), lease, 1) {
                 Ok(jobs) => jobs,
                 Err(err) => {
@@ -39,15 +44,26 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
                 }
             }
         } else {
-            std::mem::take(&mut next)
+            Vec::new()
         };
         if jobs.is_empty() {
+            // A ring since `seen` (jobs queued after the last look) ends
+            // the wait at once.
             seen = bell.wait(seen, until_due(cx, idle));
+            look = true;
             continue;
         }
         for job in jobs {
             let claim = (!signal.is_stopped()).then_some(lease);
-            next.extend(handle(cx, owner, &job, claim));
+            // Read before the claim's snapshot: a job committed after it
+            // rings after this count.
+            let rings = bell.rings();
+            let (claimed, looked) = handle(cx, owner, &job, claim);
+            next.extend(claimed);
+            look = !looked;
+            if looked {
+                seen = rings;
+            }
             cx.followers.ring();
         }
     }
@@ -88,9 +104,14 @@ fn until_due(cx: &Context, idle: Duration) -> Duration {
 /// Runs one claimed job and records the outcome; a job whose sliver
 /// another worker of this process is driving (claimed by two processes
 /// at once) is deferred instead. With `claim` (a lease), a job that
-/// succeeded is finished in the transaction that claims the next one,
-/// which is returned.
-fn handle(cx: &Context, owner: &str, job: &JobRow, claim: Option<TimeDelta>) -> Vec<JobRow> {
+/// succeeded is finished in the transaction that claims the next one:
+/// returns the jobs claimed so, and whether that claim was made.
+fn handle(
+    cx: &Context,
+    owner: &str,
+    job: &JobRow,
+    claim: Option<TimeDelta>,
+) -> (Vec<JobRow>, bool) {
     let sliver = job.sliver_urn.clone().unwrap_or_default();
     let recorded = if lock_in_flight(cx).insert(sliver.clone()) {
         let outcome = execute::run(cx, job);
@@ -103,12 +124,16 @@ fn handle(cx: &Context, owner: &str, job: &JobRow, claim: Option<TimeDelta>) -> 
             job,
             &format!("waiting for another job of {sliver}"),
         )
-        .map(|()| Vec::new())
+        .map(|()| None)
     };
-    recorded.unwrap_or_else(|err| {
-        tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
-        Vec::new()
-    })
+    match recorded {
+        Ok(Some(claimed)) => (claimed, true),
+        Ok(None) => (Vec::new(), false),
+        Err(err) => {
+            tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
+            (Vec::new(), false)
+        }
+    }
 }
 
 fn lock_in_flight(cx: &Context) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
@@ -133,19 +158,23 @@ fn defer(
 }
 
 /// Records the outcome of `job`; with `claim`, a success also claims the
-/// next job (see [`handle`]), returned.
+/// next job (see [`handle`]): the jobs so claimed, `None` when no claim
+/// was made.
 fn record(
     cx: &Context,
     owner: &str,
     job: &JobRow,
     outcome: Result<(), JobError>,
     claim: Option<TimeDelta>,
-) -> Result<Vec<JobRow>, crate::store::StoreError> {
+) -> Result<Option<Vec<JobRow>>, crate::store::StoreError> {
     let now = Utc::now();
     let attempts = u32::try_from(job.attempts).unwrap_or(u32::MAX);
     match outcome {
         Ok(()) => match claim {
-            Some(lease) => return Ok(cx.store.finish_and_claim(&job.id, owner, now, lease, 1)?.1),
+            Some(lease) => {
+                let (_, claimed) = cx.store.finish_and_claim(&job.id, owner, now, lease, 1)?;
+                return Ok(Some(claimed));
+            }
             None => {
                 cx.store.finish_job(&job.id, owner, now)?;
             }
@@ -160,7 +189,7 @@ fn record(
             }
         }
     }
-    Ok(Vec::new())
+    Ok(None)
 }
 
 /// Queues `job` again after the backoff of its `attempts`.

@@ -183,7 +183,8 @@ fn release(
     Ok(changed == 1)
 }
 
-/// Claims up to `limit` due jobs for `owner` in the caller's transaction.
+/// Claims up to `limit` due jobs for `owner` in the caller's transaction, in
+/// the order they are to run.
 fn claim(
     conn: &mut Conn,
     owner: &str,
@@ -191,23 +192,23 @@ fn claim(
     lease: TimeDelta,
     limit: i64,
 ) -> StoreResult<Vec<JobRow>> {
-    let ids = claimable_ids(conn, now, limit)?;
-    if ids.is_empty() {
-        return Ok(Vec::new());
+    // One statement per job (there are `limit` at most, usually one):
+    // diesel keeps these prepared, while on SQLite it prepares every
+    // `IN (…)` anew.
+    let mut claimed = Vec::new();
+    for id in claimable_ids(conn, now, limit)? {
+        diesel::update(jobs::table.filter(jobs::id.eq(&id)))
+            .set((
+                jobs::state.eq(JobState::Running),
+                jobs::lease_owner.eq(owner),
+                jobs::lease_expires.eq(Some(UnixTime::from(now + lease))),
+                jobs::attempts.eq(jobs::attempts + 1),
+                jobs::updated_at.eq(UnixTime::from(now)),
+            ))
+            .execute(conn)?;
+        claimed.push(jobs::table.filter(jobs::id.eq(&id)).first(conn)?);
     }
-    diesel::update(jobs::table.filter(jobs::id.eq_any(&ids)))
-        .set((
-            jobs::state.eq(JobState::Running),
-            jobs::lease_owner.eq(owner),
-            jobs::lease_expires.eq(Some(UnixTime::from(now + lease))),
-            jobs::attempts.eq(jobs::attempts + 1),
-            jobs::updated_at.eq(UnixTime::from(now)),
-        ))
-        .execute(conn)?;
-    Ok(jobs::table
-        .filter(jobs::id.eq_any(&ids))
-        .order((destructions_first(), jobs::run_after, jobs::seq))
-        .load(conn)?)
+    Ok(claimed)
 }
 
 impl Store {
