@@ -97,6 +97,13 @@ fn claims_follow_creation_order_and_respect_the_holder() {
     assert_eq!(again[0].last_error, "backend busy");
 }
 
+/// Queues a job of `kind` for `sliver` at `now`; returns its id.
+fn queue_for(store: &Store, sliver: &str, kind: JobKind, now: DateTime<Utc>) -> String {
+    store
+        .write(|conn| jobs::enqueue(conn, kind, SLICE, Some(sliver), &serde_json::json!({}), now))
+        .unwrap()
+}
+
 /// The ids of the jobs of one sliver claimed at `now`.
 fn claimed(store: &Store, now: DateTime<Utc>) -> Vec<String> {
     store
@@ -113,20 +120,7 @@ fn the_jobs_of_one_sliver_run_one_at_a_time_in_order() {
     let store = f.am.store();
     let now = f.clock.now();
     let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+one");
-    let queue = |kind| {
-        store
-            .write(|conn| {
-                jobs::enqueue(
-                    conn,
-                    kind,
-                    SLICE,
-                    Some(&sliver),
-                    &serde_json::json!({}),
-                    now,
-                )
-            })
-            .unwrap()
-    };
+    let queue = |kind| queue_for(store, &sliver, kind, now);
     let ids = [JobKind::Provision, JobKind::Start, JobKind::Stop].map(queue);
     assert_eq!(claimed(store, now), ids[..1], "only the first");
     assert!(claimed(store, now).is_empty(), "the next waits for it");
@@ -163,20 +157,7 @@ fn finishing_a_job_claims_the_next_of_its_sliver_in_the_same_transaction_only_fo
     let now = f.clock.now();
     let lease = TimeDelta::seconds(30);
     let sliver = format!("urn:publicid:IDN+{AUTHORITY}+sliver+chain");
-    let ids = [JobKind::Provision, JobKind::Start].map(|kind| {
-        store
-            .write(|conn| {
-                jobs::enqueue(
-                    conn,
-                    kind,
-                    SLICE,
-                    Some(&sliver),
-                    &serde_json::json!({}),
-                    now,
-                )
-            })
-            .unwrap()
-    });
+    let ids = [JobKind::Provision, JobKind::Start].map(|kind| queue_for(store, &sliver, kind, now));
     assert_eq!(claimed(store, now), ids[..1]);
 
     let (finished, next) = store
