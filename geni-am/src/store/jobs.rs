@@ -193,8 +193,8 @@ fn claim(
     limit: i64,
 ) -> StoreResult<Vec<JobRow>> {
     // One statement per job (there are `limit` at most, usually one):
-    // diesel keeps these prepared, while on SQLite it prepares every
-    // `IN (…)` anew.
+    // diesel keeps the read by id prepared, while it prepares every
+    // `IN (…)` anew on SQLite (and every `UPDATE` in any case).
     let mut claimed = Vec::new();
     for id in claimable_ids(conn, now, limit)? {
         diesel::update(jobs::table.filter(jobs::id.eq(&id)))
