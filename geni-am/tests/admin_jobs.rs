@@ -15,7 +15,7 @@ use chrono::{TimeDelta, Utc};
 use geni_am::model::OperationalState as Op;
 use geni_am_backend::{Compute, VmState};
 use jobs_support::{Harness, SLICE, fast_jobs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A development configuration (in `dir`) whose store is the harness's.
@@ -37,7 +37,7 @@ fn config_of(harness: &Harness, dir: &tempfile::TempDir) -> PathBuf {
 
 /// Runs `geni-am admin --config CONFIG ARGS` as operator `ops`; it must
 /// succeed.
-fn admin(config: &PathBuf, args: &[&str]) {
+fn admin(config: &Path, args: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_geni-am"))
         .args([
             "admin",
