@@ -170,6 +170,12 @@ fn slices_are_listed_with_their_slivers_by_state_as_a_table_and_as_json() {
     assert_eq!(json[0]["live_slivers"], 2);
     assert_eq!(json[0]["by_state"]["geni_pending_allocation"], 2);
     assert_eq!(json[0]["shut_down"], Value::Null);
+
+    site.am().delete(&site.principal(), &slice()).unwrap();
+    assert_eq!(site.ok(&["slices"]), "no slices\n", "nothing live");
+    let all = site.json(&["slices", "--all"]);
+    assert_eq!(all[0]["urn"], SLICE);
+    assert_eq!(all[0]["live_slivers"], 0);
 }
 
 #[test]
