@@ -43,7 +43,7 @@ impl Store {
         let manager = Manager::new(url);
         if !manager.postgres && !Path::new(&manager.url).exists() {
             return Err(StoreError::Open {
-                url: url.to_owned(),
+                url: super::redact(url),
                 message: "no such file (a store is created by `geni-am serve`)".to_owned(),
             });
         }
