@@ -22,6 +22,8 @@ pub mod links;
 mod manifest;
 mod merge;
 pub mod naming;
+mod operator;
+pub mod overview;
 mod report;
 mod select;
 mod v2;
@@ -31,6 +33,7 @@ pub use allocate::Allocation;
 pub use error::CoreError;
 pub use lifecycle::{ProvisionOptions, RenewOptions};
 pub use naming::{login_name, login_names, urn_name};
+pub use operator::operator_label;
 pub use v2::{V2Resource, V2Status};
 
 use crate::model::SliverInfo;
@@ -141,6 +144,9 @@ pub struct Aggregate {
     config: AggregateConfig,
     validator: Validator,
     clock: Clock,
+    /// The drain state as last read, for GetVersion (see
+    /// [`Aggregate::draining`]).
+    drain_seen: Arc<operator::DrainCache>,
 }
 
 impl std::fmt::Debug for Aggregate {
@@ -162,6 +168,7 @@ impl Aggregate {
             config,
             validator,
             clock: Arc::new(Utc::now),
+            drain_seen: Arc::default(),
         })
     }
 

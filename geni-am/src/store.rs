@@ -19,13 +19,16 @@
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
 
+pub mod backup;
 pub mod bell;
 mod columns;
 pub mod components;
+pub mod drain;
 pub mod events;
 mod filters;
 pub mod jobs;
 pub mod link_ranges;
+pub mod listing;
 pub mod networks;
 pub mod outage;
 pub mod retention;
