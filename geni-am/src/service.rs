@@ -16,6 +16,7 @@ pub use launch::{LaunchError, Running, launch, retention};
 use crate::api::{Api, Endpoints};
 use crate::config::{Config, ServerConfig, StoreConfig};
 use crate::core::{self, Aggregate, Policy, SshAccess};
+use crate::operator;
 use crate::server::{self, Handler};
 use crate::store::Store;
 use anyhow::Context;
@@ -33,6 +34,8 @@ pub struct Service {
     pub handler: Handler,
     /// The backend and background jobs (stopped when dropped).
     pub background: Running,
+    /// The store the requests use (its pool is the one `/metrics` shows).
+    pub store: Store,
 }
 
 /// Builds the service from its configuration: opens the store (applying
@@ -41,14 +44,24 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
     let trust = server::load_trust(&config.server)?;
     let store = open_store(&config.store)?;
     let background = launch(&config, store.clone())?;
-    let aggregate = Aggregate::new(store, aggregate_config(&config))?;
+    let aggregate = Aggregate::new(store.clone(), aggregate_config(&config))?;
     let handler = handler(aggregate, Arc::clone(&trust), &config.server);
     Ok(Service {
         config,
         trust,
         handler,
         background,
+        store,
     })
+}
+
+impl Service {
+    /// What the operator's endpoint reads.
+    pub fn sources(&self) -> operator::Sources {
+        operator::Sources {
+            store: self.store.clone(),
+        }
+    }
 }
 
 /// Opens the configured store with its pool, applying migrations; an

@@ -114,6 +114,13 @@ fn record(
     match outcome {
         Ok(()) => {
             cx.store.finish_job(&job.id, owner, now)?;
+            tracing::info!(
+                job = %job.id,
+                kind = %job.kind,
+                sliver = sliver_of(job),
+                attempts,
+                "job done"
+            );
         }
         Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
         Err(err) => {
@@ -128,6 +135,11 @@ fn record(
     Ok(())
 }
 
+/// The sliver `job` works on, for the log (empty for jobs of none).
+fn sliver_of(job: &JobRow) -> &str {
+    job.sliver_urn.as_deref().unwrap_or_default()
+}
+
 /// Queues `job` again after the backoff of its `attempts`.
 fn retry(
     cx: &Context,
@@ -140,9 +152,9 @@ fn retry(
     let wait = cx.config.backoff(attempts);
     if err.is_unreachable() {
         // The outage is logged once, where it is detected.
-        tracing::debug!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job held up by the outage");
+        tracing::debug!(job = %job.id, kind = %job.kind, sliver = sliver_of(job), %err, retry_in_secs = wait.as_secs(), "job held up by the outage");
     } else {
-        tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
+        tracing::info!(job = %job.id, kind = %job.kind, sliver = sliver_of(job), %err, retry_in_secs = wait.as_secs(), "job will be retried");
     }
     let run_after = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);
     cx.store
@@ -165,7 +177,7 @@ fn give_up(
     } else {
         err.to_string()
     };
-    tracing::warn!(job = %job.id, kind = %job.kind, %message, "job failed");
+    tracing::warn!(job = %job.id, kind = %job.kind, sliver = sliver_of(job), %message, "job failed");
     cx.store.fail_job(&job.id, owner, &message, now)?;
     match &job.sliver_urn {
         Some(sliver) if job.kind == JobKind::Provision => {
