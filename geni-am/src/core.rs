@@ -22,6 +22,7 @@ pub mod links;
 mod manifest;
 mod merge;
 pub mod naming;
+pub mod overview;
 mod report;
 mod select;
 mod v2;

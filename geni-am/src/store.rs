@@ -18,10 +18,12 @@
 pub mod bell;
 mod columns;
 pub mod components;
+pub mod drain;
 pub mod events;
 mod filters;
 pub mod jobs;
 pub mod link_ranges;
+pub mod listing;
 pub mod networks;
 pub mod outage;
 pub mod retention;

@@ -255,7 +255,7 @@ impl Aggregate {
         let now = self.now();
         self.store.write(|conn| {
             slices::find_or_create(conn, slice_urn, principal.credential_expires, now)?;
-            slices::shut_down(conn, slice_urn, &principal.caller_urn)?;
+            slices::shut_down(conn, slice_urn, &principal.caller_urn, None)?;
             events::append(
                 conn,
                 now,

@@ -36,6 +36,13 @@ macro_rules! named {
                 f.write_str(self.as_str())
             }
         }
+
+        impl serde::Serialize for $name {
+            /// The name, as a string.
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
     };
 }
 
@@ -168,13 +175,15 @@ pub enum EventKind {
     OperationalState,
     /// The backend reported its resources.
     Annotations,
+    /// An operator turned draining on or off (no slice concerned).
+    Drain,
     /// A job of this kind was queued.
     Queued(JobKind),
 }
 
 impl EventKind {
     /// The kinds that are no queued job.
-    const HAPPENINGS: [EventKind; 8] = [
+    const HAPPENINGS: [EventKind; 9] = [
         Self::Allocate,
         Self::Renew,
         Self::Delete,
@@ -183,6 +192,7 @@ impl EventKind {
         Self::Failed,
         Self::OperationalState,
         Self::Annotations,
+        Self::Drain,
     ];
 
     /// The name, e.g. `allocate`, or the job's kind (`provision`).
@@ -196,6 +206,7 @@ impl EventKind {
             Self::Failed => "failed",
             Self::OperationalState => "operational_state",
             Self::Annotations => "annotations",
+            Self::Drain => "drain",
             Self::Queued(kind) => kind.as_str(),
         }
     }
@@ -213,6 +224,13 @@ impl std::fmt::Display for EventKind {
     /// The name.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for EventKind {
+    /// The name, as a string.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 

@@ -7,6 +7,7 @@ diesel::table! {
         credential_expires -> BigInt,
         shut_down -> Bool,
         shut_down_by -> Nullable<Text>,
+        shut_down_reason -> Nullable<Text>,
     }
 }
 
@@ -124,6 +125,16 @@ diesel::table! {
     link_ranges (id) {
         id -> BigInt,
         ranges -> Nullable<Text>,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    drain (id) {
+        id -> BigInt,
+        since -> Nullable<BigInt>,
+        operator -> Text,
+        reason -> Text,
         updated_at -> BigInt,
     }
 }

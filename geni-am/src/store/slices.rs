@@ -19,8 +19,11 @@ pub struct SliceRow {
     pub credential_expires: UnixTime,
     /// Set by Shutdown: experimenter actions are refused afterwards.
     pub shut_down: bool,
-    /// Who shut the slice down (the URN of Shutdown's caller), when known.
+    /// Who shut the slice down (the URN of Shutdown's caller, or the
+    /// operator), when known.
     pub shut_down_by: Option<String>,
+    /// Why, when an operator said so (`geni-am admin shutdown --reason`).
+    pub shut_down_reason: Option<String>,
 }
 
 /// A stored request RSpec.
@@ -63,6 +66,7 @@ pub fn find_or_create(
         credential_expires: credential_expires.into(),
         shut_down: false,
         shut_down_by: None,
+        shut_down_reason: None,
     };
     diesel::insert_into(slices::table)
         .values(&row)
@@ -83,10 +87,15 @@ pub fn lock(conn: &mut Conn, urn: &str) -> StoreResult<()> {
     Ok(())
 }
 
-/// Marks the slice shut down by `by` (who asked for it).
-pub fn shut_down(conn: &mut Conn, urn: &str, by: &str) -> StoreResult<()> {
+/// Marks the slice shut down by `by` (who asked for it), for `reason`
+/// when one was given.
+pub fn shut_down(conn: &mut Conn, urn: &str, by: &str, reason: Option<&str>) -> StoreResult<()> {
     diesel::update(slices::table.find(urn))
-        .set((slices::shut_down.eq(true), slices::shut_down_by.eq(by)))
+        .set((
+            slices::shut_down.eq(true),
+            slices::shut_down_by.eq(by),
+            slices::shut_down_reason.eq(reason),
+        ))
         .execute(conn)?;
     Ok(())
 }
