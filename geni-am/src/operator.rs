@@ -19,6 +19,7 @@ mod routes;
 mod tls;
 
 use crate::config::OperatorConfig;
+use crate::core::Aggregate;
 use crate::store::Store;
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer, web};
@@ -48,8 +49,16 @@ pub enum OperatorError {
 /// What the endpoint reads.
 #[derive(Clone)]
 pub struct Sources {
-    /// The store (the request pool, whose use `/metrics` shows).
-    pub store: Store,
+    /// The aggregate the API serves: its store (the request pool, whose
+    /// use `/metrics` shows) and its manifests.
+    pub aggregate: Aggregate,
+}
+
+impl Sources {
+    /// The store.
+    fn store(&self) -> &Store {
+        self.aggregate.store()
+    }
 }
 
 /// What a route answers: status, kind and body (built on the blocking

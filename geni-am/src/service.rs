@@ -34,8 +34,9 @@ pub struct Service {
     pub handler: Handler,
     /// The backend and background jobs (stopped when dropped).
     pub background: Running,
-    /// The store the requests use (its pool is the one `/metrics` shows).
-    pub store: Store,
+    /// The aggregate the requests reach (its store's pool is the one
+    /// `/metrics` shows).
+    pub aggregate: Aggregate,
 }
 
 /// Builds the service from its configuration: opens the store (applying
@@ -44,14 +45,14 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
     let trust = server::load_trust(&config.server)?;
     let store = open_store(&config.store)?;
     let background = launch(&config, store.clone())?;
-    let aggregate = Aggregate::new(store.clone(), aggregate_config(&config))?;
-    let handler = handler(aggregate, Arc::clone(&trust), &config.server);
+    let aggregate = Aggregate::new(store, aggregate_config(&config))?;
+    let handler = handler(aggregate.clone(), Arc::clone(&trust), &config.server);
     Ok(Service {
         config,
         trust,
         handler,
         background,
-        store,
+        aggregate,
     })
 }
 
@@ -59,7 +60,7 @@ impl Service {
     /// What the operator's endpoint reads.
     pub fn sources(&self) -> operator::Sources {
         operator::Sources {
-            store: self.store.clone(),
+            aggregate: self.aggregate.clone(),
         }
     }
 }

@@ -122,7 +122,7 @@ fn respond(page: Page) -> HttpResponse {
 
 /// `/readyz`: the store answers and the backend is not in an outage.
 fn readiness(sources: &Sources) -> Page {
-    match sources.store.outage() {
+    match sources.store().outage() {
         Ok(None) => Page::text(StatusCode::OK, "ready\n".into()),
         Ok(Some(outage)) => Page::text(
             StatusCode::SERVICE_UNAVAILABLE,
