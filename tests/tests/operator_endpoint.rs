@@ -5,14 +5,15 @@
 //! when it is back, a token file makes the endpoint answer 401 without
 //! it, a malformed `[operator]` stops `serve` naming the key, and the
 //! dashboard, rendered by headless Chromium, shows the slice and its
-//! slivers and never a key, a certificate or a signature.
+//! slivers and never a key, a certificate or a signature (screenshots at
+//! laptop and phone widths are left in target/ for a person to look at).
 
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE, set};
 use geni_am_tests::calls::{call, creds, st, strs, with_version};
 use geni_am_tests::creds::DevAuthority;
 use geni_am_tests::database::Store;
-use geni_am_tests::flows::Slice;
-use geni_am_tests::operator::{Metrics, get};
+use geni_am_tests::flows::{Slice, urns};
+use geni_am_tests::operator::{Metrics, get, run_chromium};
 use geni_am_tests::requests;
 use std::time::{Duration, Instant};
 
@@ -241,5 +242,94 @@ fn a_malformed_operator_section_stops_serve_naming_the_key() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!output.status.success(), "{key}: served: {stderr}");
         assert!(stderr.contains(named), "{key}: {stderr}");
+    }
+}
+
+#[test]
+fn the_dashboard_shows_the_slice_and_its_slivers_in_chromium_and_no_secret() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    let mut client = aggregate.client(3);
+    let mut slice = demo_slice(&aggregate, &mut client);
+    let slivers = urns(&slice.allocate(&requests::vms(&["web", "db"])).slivers());
+    slice.provision(&[DEMO_SLICE]);
+    slice.action(&[DEMO_SLICE], "geni_start").ok();
+    slice.wait_ready(&[DEMO_SLICE]);
+
+    let front = get(&aggregate.operator_url("/"), &[]);
+    assert_eq!(front.status, 200);
+    let slice_path = format!(
+        "/slices/{}",
+        DEMO_SLICE
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            })
+            .collect::<String>()
+    );
+    assert!(
+        front.body.contains(&slice_path),
+        "the front page links the slice"
+    );
+    let page = get(&aggregate.operator_url(&slice_path), &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let metrics = get(&aggregate.operator_url("/metrics"), &[]).body;
+    for text in [&front.body, &page.body, &metrics] {
+        for secret in ["BEGIN", "SignatureValue", "X509Certificate", "<credential"] {
+            assert!(!text.contains(secret), "{secret} shown");
+        }
+    }
+    assert!(
+        !page.body.contains(&slice.credential[..64]),
+        "the credential is never shown"
+    );
+
+    let Some(chromium) = geni_am_tests::operator::chromium() else {
+        geni_am_tests::missing_prerequisite("chromium is not installed");
+        return;
+    };
+    let profile = tempfile::tempdir().expect("a profile directory");
+    let url = aggregate.operator_url(&slice_path);
+    let dom = run_chromium(&chromium, profile.path(), &url, &["--dump-dom"]);
+    assert!(dom.contains(DEMO_SLICE), "the slice is shown: {dom}");
+    for urn in &slivers {
+        assert!(dom.contains(urn.as_str()), "sliver {urn} shown");
+    }
+    assert!(dom.contains("geni_ready"), "their state is shown");
+    assert!(dom.contains("&lt;rspec"), "the manifest is shown as text");
+    let front_dom = run_chromium(
+        &chromium,
+        profile.path(),
+        &aggregate.operator_url("/"),
+        &["--dump-dom"],
+    );
+    assert!(
+        front_dom.contains(DEMO_SLICE),
+        "the front page lists the slice"
+    );
+    assert!(front_dom.contains("host1"), "and the hosts' capacity");
+    let target = geni_am_tests::workspace_root().join("target");
+    for (name, url, size) in [
+        ("dashboard.png", aggregate.operator_url("/"), "1366,1400"),
+        ("dashboard-slice.png", url.clone(), "1366,1200"),
+        (
+            "dashboard-phone.png",
+            aggregate.operator_url("/"),
+            "390,2400",
+        ),
+    ] {
+        let file = target.join(name);
+        let _ = std::fs::remove_file(&file);
+        run_chromium(
+            &chromium,
+            profile.path(),
+            &url,
+            &[
+                &format!("--screenshot={}", file.display()),
+                &format!("--window-size={size}"),
+            ],
+        );
+        assert!(file.is_file(), "{name} saved");
     }
 }

@@ -16,6 +16,7 @@ use crate::server;
 use crate::service;
 use anyhow::Context;
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -78,6 +79,7 @@ fn init_logging(log: &LogConfig) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&log.level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     let _ = match log.format {
         LogFormat::Text => builder.try_init(),

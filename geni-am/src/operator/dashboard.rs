@@ -15,7 +15,7 @@ use crate::store::listing;
 use crate::time;
 use actix_web::http::StatusCode;
 use chrono::{DateTime, TimeDelta, Utc};
-use layout::{badge, section, slice_link, state_class, table, usage};
+use layout::{badge, section, short_urn, slice_link, slice_name_link, state_class, table, usage};
 use maud::{Markup, html};
 
 /// Most rows of a list on the front page.
@@ -186,10 +186,10 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
                 @for job in queue.jobs.iter().take(FRONT_ROWS) {
                     tr {
                         td { (job.kind.as_str()) }
-                        td.urn { (job.sliver_urn.clone().unwrap_or_default()) }
+                        td.id { (short_urn(job.sliver_urn.as_deref().unwrap_or_default())) }
                         td { (job.state.as_str()) }
                         td.num { (job.attempts) }
-                        td { (when(job.created, now)) }
+                        td.when { (when(job.created, now)) }
                         td.err { (job.last_error) }
                     }
                 }
@@ -213,16 +213,16 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
         }, html! {
             @for sliver in failed.iter().rev().take(FRONT_ROWS) {
                 tr {
-                    td.urn { (sliver.urn) }
-                    td.urn { (slice_link(&sliver.slice_urn)) }
+                    td.id { (short_urn(&sliver.urn)) }
+                    td { (slice_name_link(&sliver.slice_urn)) }
                     td { (badge("bad", "geni_failed")) }
                     td.err { (sliver.error) }
                 }
             }
             @for job in failed_jobs.jobs.iter().rev().take(FRONT_ROWS) {
                 tr {
-                    td.urn { (job.sliver_urn.clone().unwrap_or_default()) }
-                    td.urn { (slice_link(&job.slice_urn)) }
+                    td.id { (short_urn(job.sliver_urn.as_deref().unwrap_or_default())) }
+                    td { (slice_name_link(&job.slice_urn)) }
                     td { (job.kind.as_str()) " job" }
                     td.err { (job.last_error) }
                 }
@@ -249,12 +249,12 @@ fn events_table(events: &[overview::EventSummary], now: DateTime<Utc>, slices: b
         html! {
             @for event in events.iter().rev() {
                 tr {
-                    td { (when(event.at, now)) }
+                    td.when { (when(event.at, now)) }
                     td { (event.kind.as_str()) }
                     @if slices {
-                        td.urn { @if let Some(slice) = &event.slice_urn { (slice_link(slice)) } }
+                        td { @if let Some(slice) = &event.slice_urn { (slice_name_link(slice)) } }
                     }
-                    td.urn { (event.sliver_urn.clone().unwrap_or_default()) }
+                    td.id { (short_urn(event.sliver_urn.as_deref().unwrap_or_default())) }
                     td { (event.detail) }
                 }
             }

@@ -34,6 +34,8 @@ th, td { text-align:left; padding:4px 8px 4px 0; border-bottom:1px solid var(--l
 th { color:var(--muted); font-weight:600; white-space:nowrap; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 td.urn { overflow-wrap:anywhere; min-width:14em; }
+td.when, td.id { white-space:nowrap; }
+td.id { font-family:ui-monospace,monospace; font-size:12px; }
 td.err { color:var(--bad); overflow-wrap:anywhere; min-width:12em; }
 .empty { color:var(--muted); font-size:13px; margin:4px 0; }
 .badges { display:flex; flex-wrap:wrap; gap:6px; }
@@ -44,11 +46,12 @@ td.err { color:var(--bad); overflow-wrap:anywhere; min-width:12em; }
 .bar > span { position:absolute; left:0; top:0; bottom:0; background:var(--bar); border-radius:3px; }
 .stats { display:flex; flex-wrap:wrap; gap:8px 24px; margin-bottom:6px; }
 .stat b { display:block; font-size:20px; font-variant-numeric:tabular-nums; }
-.stat span { color:var(--muted); font-size:12px; }
+.stat > span { color:var(--muted); font-size:12px; }
 pre { margin:0; padding:8px; background:var(--bg); border-radius:6px; overflow:auto; max-height:60vh;
-  font-size:12px; line-height:1.35; white-space:pre; }
+  font-size:12px; line-height:1.35; white-space:pre-wrap; overflow-wrap:anywhere; }
 a { color:var(--bar); }
-@media (max-width:520px) { body { font-size:14px; } main { padding:8px; gap:8px; } th, td { padding:3px 6px 3px 0; } }
+@media (max-width:520px) { body { font-size:14px; } main { padding:8px; gap:8px; }
+  th, td { padding:3px 6px 3px 0; } td.urn { min-width:11em; } td.err { min-width:9em; } }
 "#;
 
 /// A whole page titled `title` with `subtitle` under the title and `body`.
@@ -134,4 +137,17 @@ pub(super) fn slice_path(urn: &str) -> String {
 /// A link to the page of slice `urn`.
 pub(super) fn slice_link(urn: &str) -> Markup {
     html! { a href=(slice_path(urn)) { (urn) } }
+}
+
+/// A link to the page of slice `urn` by its name, the whole URN on hover
+/// (for lists where the slice is one column of many).
+pub(super) fn slice_name_link(urn: &str) -> Markup {
+    let name = urn.rsplit('+').next().unwrap_or(urn);
+    html! { a href=(slice_path(urn)) title=(urn) { (name) } }
+}
+
+/// A sliver (or other) URN by its name part, the whole URN on hover.
+pub(super) fn short_urn(urn: &str) -> Markup {
+    let name = urn.rsplit('+').next().unwrap_or(urn);
+    html! { span title=(urn) { (name) } }
 }
