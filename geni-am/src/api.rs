@@ -125,13 +125,22 @@ impl Context<'_> {
         &self.inner.aggregate
     }
 
-    /// The GetVersion value of this endpoint.
+    /// The GetVersion value of this endpoint, with the drain state (left
+    /// out, with a log line, when the store does not answer: GetVersion
+    /// does not depend on the store).
     fn get_version(&self) -> Outcome {
         let value = version::value(
             self.version.number(),
             &self.inner.endpoints,
             &self.aggregate().config().am_urn,
         );
+        let value = match self.aggregate().draining() {
+            Ok(drain) => version::with_drain(value, drain.as_ref().map(|d| &d.since)),
+            Err(error) => {
+                tracing::warn!(%error, "GetVersion without the drain state");
+                value
+            }
+        };
         Ok((value, String::new()))
     }
 

@@ -1,6 +1,7 @@
 //! Command-line interface of the `geni-am` binary: one subcommand group per
 //! area, each in its own module.
 
+pub mod admin;
 pub mod backend;
 pub mod bench;
 pub mod cert;
@@ -45,6 +46,10 @@ pub enum Command {
     /// images, networks, hosts, quotas).
     #[command(subcommand)]
     Backend(backend::BackendCommand),
+    /// Operate the aggregate beside a running `serve`: list slices,
+    /// slivers, jobs, events and capacity; shut slices down, delete
+    /// slivers, drain; back the store up.
+    Admin(admin::AdminArgs),
 }
 
 impl Cli {
@@ -58,6 +63,7 @@ impl Cli {
             Command::Dev(cmd) => cmd.run(),
             Command::Bench(args) => args.run(),
             Command::Backend(cmd) => cmd.run(),
+            Command::Admin(args) => args.run(),
         }
     }
 }

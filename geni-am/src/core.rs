@@ -22,6 +22,7 @@ pub mod links;
 mod manifest;
 mod merge;
 pub mod naming;
+mod operator;
 pub mod overview;
 mod report;
 mod select;
@@ -32,6 +33,7 @@ pub use allocate::Allocation;
 pub use error::CoreError;
 pub use lifecycle::{ProvisionOptions, RenewOptions};
 pub use naming::{login_name, login_names, urn_name};
+pub use operator::operator_label;
 pub use v2::{V2Resource, V2Status};
 
 use crate::model::SliverInfo;

@@ -15,6 +15,7 @@
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
 
+pub mod backup;
 pub mod bell;
 mod columns;
 pub mod components;

@@ -41,11 +41,14 @@ pub fn core_code(error: &CoreError) -> GeniCode {
         CoreError::NodeExists { .. } | CoreError::SliceExists { .. } => GeniCode::AlreadyExists,
         CoreError::TooManySlivers { .. } => GeniCode::TooBig,
         CoreError::NoCapacity(_) => GeniCode::InsufficientNodes,
-        CoreError::UnknownSlice { .. } | CoreError::UnknownSliver { .. } => GeniCode::SearchFailed,
+        CoreError::UnknownSlice { .. }
+        | CoreError::UnknownSliver { .. }
+        | CoreError::NoSuchSliver { .. }
+        | CoreError::NoSuchSlice { .. } => GeniCode::SearchFailed,
         CoreError::ShutDown { .. } => GeniCode::Forbidden,
         CoreError::CredentialExpired { .. } => GeniCode::Expired,
         CoreError::ExpiryPassed { .. } | CoreError::ExpiryTooLate { .. } => GeniCode::OutOfRange,
-        CoreError::NothingAllocated { .. } => GeniCode::Unavailable,
+        CoreError::NothingAllocated { .. } | CoreError::Draining { .. } => GeniCode::Unavailable,
         CoreError::NotAllocated { .. } => GeniCode::Refused,
         CoreError::UnknownAction { .. }
         | CoreError::ActionNeedsProvisioned { .. }

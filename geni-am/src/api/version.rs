@@ -2,7 +2,9 @@
 //! URLs, the RSpec versions spoken (GENI 3 with the ssh-user, opstate and
 //! proxy extensions), the credential types accepted, the allocation model
 //! (`geni_many`; `geni_single_allocation` omitted, i.e. false) and who the
-//! aggregate is.
+//! aggregate is. This aggregate adds `geni_am_draining` (a boolean, with
+//! `geni_am_draining_since` while true): an operator drained it, so it
+//! allocates nothing new (clients ignore members they do not know).
 
 use super::envelope::{fields, text};
 use geni_credentials::sfa::wire::CREDENTIAL_TYPES;
@@ -77,6 +79,21 @@ pub fn value(api: u32, endpoints: &Endpoints, am_urn: &str) -> Value {
         && let Value::Struct(members) = &mut value
     {
         members.insert("geni_allocate".into(), text("geni_many"));
+    }
+    value
+}
+
+/// `value` with the drain state: `geni_am_draining`, and while draining
+/// since `since`, `geni_am_draining_since`.
+pub fn with_drain(mut value: Value, since: Option<&chrono::DateTime<chrono::Utc>>) -> Value {
+    if let Value::Struct(members) = &mut value {
+        members.insert("geni_am_draining".into(), Value::Boolean(since.is_some()));
+        if let Some(since) = since {
+            members.insert(
+                "geni_am_draining_since".into(),
+                text(crate::time::format(since)),
+            );
+        }
     }
     value
 }

@@ -2,11 +2,13 @@
 //! minus current reservations, rendered by `geni_rspec::advert` with the
 //! operational state machine of each sliver type. While the backend does
 //! not answer, nothing is available: clients must not allocate into a
-//! cloud that cannot provision.
+//! cloud that cannot provision. While the aggregate is draining
+//! (`store::drain`), nothing is available either, as Allocate refuses:
+//! the nodes are still listed, with `<available now="false"/>`.
 
 use super::{Aggregate, CoreError};
 use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
-use crate::store::outage;
+use crate::store::{drain, outage};
 use chrono::TimeDelta;
 use geni_rspec::VmSize;
 use geni_rspec::advert::{self, DiskImage, Inventory, InventoryNode, Location, SliverOffer};
@@ -20,17 +22,19 @@ impl Aggregate {
     /// that can take at least one more sliver now.
     pub fn advertisement(&self, available_only: bool) -> Result<String, CoreError> {
         let now = self.now();
-        let (inventory, usage, outage) = self.store.read(|conn| {
+        let (inventory, usage, outage, drain) = self.store.read(|conn| {
             Ok::<_, CoreError>((
                 components::all(conn)?,
                 components::usage(conn, now)?,
                 outage::current(conn)?,
+                drain::current(conn)?,
             ))
         })?;
         let free = Usage::default();
+        let allocating = outage.is_none() && drain.is_none();
         let nodes = inventory
             .iter()
-            .map(|c| node(c, usage.get(&c.id).unwrap_or(&free), outage.is_none()))
+            .map(|c| node(c, usage.get(&c.id).unwrap_or(&free), allocating))
             .filter(|n| n.available || !available_only)
             .collect();
         Ok(advert::build(&Inventory {
@@ -43,10 +47,10 @@ impl Aggregate {
     }
 }
 
-/// One advertised node: available when the cloud `answers` and some
-/// sliver type still fits.
-fn node(c: &ComponentRow, used: &Usage, answers: bool) -> InventoryNode {
-    let available = answers
+/// One advertised node: available when the aggregate is `allocating`
+/// (the cloud answers, no draining) and some sliver type still fits.
+fn node(c: &ComponentRow, used: &Usage, allocating: bool) -> InventoryNode {
+    let available = allocating
         && c.details
             .sliver_types
             .iter()

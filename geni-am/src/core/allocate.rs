@@ -5,7 +5,9 @@
 //! node, and answer with a manifest of the new slivers. All or nothing;
 //! `geni_allocate = geni_many`, so later Allocates add slivers to the
 //! slice. The request is parsed once, while it is validated, and that
-//! document serves the plans and the manifest.
+//! document serves the plans and the manifest. While the aggregate is
+//! draining (`store::drain`) every Allocate, and so every CreateSliver, is
+//! refused with [`CoreError::Draining`].
 
 use super::links::{self, RequestLinks};
 use super::{Aggregate, CoreError, expiry, manifest, report, select};
@@ -14,7 +16,7 @@ use crate::model::{
 };
 use crate::store::components::{self, ComponentRow, SliverTypeSpec, Usage};
 use crate::store::slivers::{self, SliverRow};
-use crate::store::{Conn, Json, events, link_ranges, slices};
+use crate::store::{Conn, Json, drain, events, link_ranges, slices};
 use chrono::{DateTime, Utc};
 use geni_rspec::Document;
 use geni_rspec::manifest::Ownership;
@@ -177,6 +179,12 @@ impl Aggregate {
         request: &ParsedRequest,
         now: DateTime<Utc>,
     ) -> Result<Allocated, CoreError> {
+        if let Some(drain) = drain::current(conn)? {
+            return Err(CoreError::Draining {
+                since: drain.since,
+                reason: drain.reason,
+            });
+        }
         // Lock first, so that the checks below see every earlier allocation.
         components::lock_all(conn)?;
         if let Some(slice) = slices::find(conn, slice_urn)? {

@@ -78,6 +78,30 @@ pub enum CoreError {
         /// The slice URN.
         slice: String,
     },
+    /// A sliver an operator named is not a live sliver here.
+    #[error("no live sliver {urn} at this aggregate (unknown, deleted or never allocated here)")]
+    NoSuchSliver {
+        /// The sliver URN given.
+        urn: String,
+    },
+    /// A slice an operator named is not known here.
+    #[error("slice {slice} is not known at this aggregate")]
+    NoSuchSlice {
+        /// The slice URN given.
+        slice: String,
+    },
+    /// The aggregate is draining: it takes no new slivers.
+    #[error(
+        "this aggregate is draining since {}{}: it allocates no new slivers (existing slivers keep working); try again later or use another aggregate",
+        crate::time::format(.since),
+        drain_reason(.reason)
+    )]
+    Draining {
+        /// Since when.
+        since: DateTime<Utc>,
+        /// Why, as the operator said (may be empty).
+        reason: String,
+    },
     /// A URN that is not one, or not a sliver URN.
     #[error("{0}")]
     BadUrn(String),
@@ -211,6 +235,15 @@ fn by_whom(by: &Option<String>) -> String {
     by.as_deref()
         .map(|urn| format!(" by {urn}"))
         .unwrap_or_default()
+}
+
+/// ` (reason)` when the operator gave one.
+fn drain_reason(reason: &str) -> String {
+    if reason.trim().is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", reason.trim())
+    }
 }
 
 /// What a refused action on a failed sliver adds: why it failed, and that

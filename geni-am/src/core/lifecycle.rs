@@ -97,6 +97,47 @@ pub(super) fn queue(
     Ok(())
 }
 
+/// Shuts the known slice `slice_urn` down in the caller's transaction:
+/// marks it shut down by `by` (for `reason`), logs it, and stops its
+/// running slivers through stop jobs (see [`Aggregate::shutdown`]).
+pub(super) fn shut_down_in(
+    conn: &mut Conn,
+    slice_urn: &str,
+    by: &str,
+    reason: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), CoreError> {
+    slices::lock(conn, slice_urn)?;
+    slices::shut_down(conn, slice_urn, by, reason)?;
+    let detail = match reason {
+        Some(reason) => format!("{by}: {reason}"),
+        None => by.to_owned(),
+    };
+    events::append(
+        conn,
+        now,
+        Some(slice_urn),
+        None,
+        EventKind::Shutdown,
+        &detail,
+    )?;
+    for mut row in slivers::live_in_slice(conn, slice_urn)? {
+        let running = matches!(
+            row.operational_state,
+            OperationalState::Ready
+                | OperationalState::ReadyBusy
+                | OperationalState::Configuring
+                | OperationalState::UpdatingUsers
+        );
+        if running {
+            row.operational_state = OperationalState::Stopping;
+            slivers::save(conn, &row)?;
+            queue(conn, JobKind::Stop, &row, by, now)?;
+        }
+    }
+    Ok(())
+}
+
 impl Aggregate {
     /// Provisions the selected `geni_allocated` slivers (a slice URN means
     /// all of them): they become `geni_provisioned` /
@@ -255,30 +296,7 @@ impl Aggregate {
         let now = self.now();
         self.store.write(|conn| {
             slices::find_or_create(conn, slice_urn, principal.credential_expires, now)?;
-            slices::shut_down(conn, slice_urn, &principal.caller_urn, None)?;
-            events::append(
-                conn,
-                now,
-                Some(slice_urn),
-                None,
-                EventKind::Shutdown,
-                &principal.caller_urn,
-            )?;
-            for mut row in slivers::live_in_slice(conn, slice_urn)? {
-                let running = matches!(
-                    row.operational_state,
-                    OperationalState::Ready
-                        | OperationalState::ReadyBusy
-                        | OperationalState::Configuring
-                        | OperationalState::UpdatingUsers
-                );
-                if running {
-                    row.operational_state = OperationalState::Stopping;
-                    slivers::save(conn, &row)?;
-                    queue(conn, JobKind::Stop, &row, &principal.caller_urn, now)?;
-                }
-            }
-            Ok(())
+            shut_down_in(conn, slice_urn, &principal.caller_urn, None, now)
         })
     }
 

@@ -124,7 +124,8 @@ pub struct SliverListing {
 }
 
 /// The slivers of `slice` (every slice when `None`) in `state` (live ones
-/// when `None`), oldest first.
+/// when `None`), oldest first (those of one second by slice and
+/// `client_id`).
 pub fn slivers(
     conn: &mut Conn,
     slice: Option<&str>,
@@ -143,7 +144,7 @@ pub fn slivers(
             slivers::annotations,
             slivers::deleted_at,
         ))
-        .order((slivers::created_at, slivers::urn))
+        .order((slivers::created_at, slivers::slice_urn, slivers::client_id))
         .into_boxed::<MultiBackend>();
     if let Some(slice) = slice {
         query = query.filter(slivers::slice_urn.eq(slice.to_owned()));
