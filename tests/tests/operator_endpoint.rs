@@ -10,23 +10,12 @@
 
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE, set};
 use geni_am_tests::calls::{call, creds, st, strs, with_version};
-use geni_am_tests::creds::DevAuthority;
 use geni_am_tests::database::Store;
-use geni_am_tests::flows::{Slice, urns};
+use geni_am_tests::flows::urns;
+use geni_am_tests::opennebula::demo_slice;
 use geni_am_tests::operator::{Metrics, get, run_chromium};
 use geni_am_tests::requests;
 use std::time::{Duration, Instant};
-
-/// The development slice with a credential valid for a week.
-fn demo_slice<'c>(aggregate: &Aggregate, client: &'c mut geni_am::client::Client) -> Slice<'c> {
-    let (urn, credential) = DevAuthority::open(aggregate.dir())
-        .slice_credential("demo", chrono::Utc::now() + chrono::Duration::days(7));
-    Slice {
-        client,
-        urn,
-        credential,
-    }
-}
 
 #[test]
 fn the_call_counters_move_by_exactly_the_calls_made_and_the_sliver_gauges_match() {
@@ -52,6 +41,12 @@ fn the_call_counters_move_by_exactly_the_calls_made_and_the_sliver_gauges_match(
         vec![strs(&[unknown]), creds(&user_credential), st(vec![])],
     );
     assert_ne!(missing.code, 0);
+    let anonymous = call(
+        &mut client,
+        "ListResources",
+        vec![geni_xmlrpc::Value::Array(vec![]), with_version(vec![])],
+    );
+    assert_eq!(anonymous.code, 3, "no credential: FORBIDDEN");
     let mut slice = demo_slice(&aggregate, &mut client);
     slice.allocate(&requests::vms(&["one", "two"]));
     slice.provision(&[DEMO_SLICE]);
@@ -68,7 +63,14 @@ fn the_call_counters_move_by_exactly_the_calls_made_and_the_sliver_gauges_match(
     assert_eq!(moved("Allocate", "0"), 1.0);
     assert_eq!(moved("Provision", "0"), 1.0);
     let all = after.sum("geni_am_calls_total", &[]) - before.sum("geni_am_calls_total", &[]);
-    assert_eq!(all, 6.0, "no other call was counted");
+    assert_eq!(moved("ListResources", "3"), 1.0);
+    assert_eq!(all, 7.0, "no other call was counted");
+    let refusals = |m: &Metrics| m.sum("geni_am_refusals_total", &[("reason", "forbidden")]);
+    assert_eq!(
+        refusals(&after) - refusals(&before),
+        1.0,
+        "the refusal by class"
+    );
     let timed = after.sum(
         "geni_am_call_duration_seconds_count",
         &[("method", "GetVersion")],
