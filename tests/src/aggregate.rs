@@ -121,6 +121,11 @@ impl Aggregate {
         self.child.as_ref().expect("the aggregate runs").id()
     }
 
+    /// The loopback port of the operator's endpoint.
+    pub fn operator_port(&self) -> u16 {
+        self.operator_port
+    }
+
     /// The URL of `path` (starting with `/`) on the operator's endpoint
     /// (plain HTTP on loopback).
     pub fn operator_url(&self, path: &str) -> String {

@@ -1,7 +1,8 @@
-//! The operator's endpoint of a test aggregate: plain HTTP GETs to it
-//! ([`get`]), samples read from its Prometheus text ([`Metrics`]), and
+//! The operator's endpoint of a test aggregate: GETs to it over plain
+//! HTTP ([`get`]) or HTTPS ([`get_tls`]), samples read from its Prometheus text ([`Metrics`]), and
 //! pages rendered by headless Chromium ([`chromium`]).
 
+use openssl::ssl::{SslConnector, SslFiletype, SslMethod};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -24,25 +25,71 @@ pub struct Answer {
 pub fn get(url: &str, headers: &[&str]) -> Answer {
     let rest = url.strip_prefix("http://").expect("an http:// URL");
     let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut stream = TcpStream::connect(host).expect("the operator endpoint accepts");
+    let stream = TcpStream::connect(host).expect("the operator endpoint accepts");
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
         .expect("read timeout");
+    exchange(stream, host, path, headers).expect("an HTTP answer")
+}
+
+/// GETs `path` over HTTPS from the endpoint on loopback `port`, checking
+/// its certificate against `ca` and presenting `client` (certificate and
+/// key files) when given; the error when the handshake fails.
+pub fn get_tls(
+    port: u16,
+    ca: &Path,
+    client: Option<(&Path, &Path)>,
+    path: &str,
+) -> Result<Answer, String> {
+    let mut connector = SslConnector::builder(SslMethod::tls_client()).expect("connector");
+    connector.set_ca_file(ca).expect("CA file");
+    if let Some((cert, key)) = client {
+        connector
+            .set_certificate_chain_file(cert)
+            .expect("client chain");
+        connector
+            .set_private_key_file(key, SslFiletype::PEM)
+            .expect("client key");
+    }
+    let tcp = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("read timeout");
+    let tls = connector
+        .build()
+        .connect("127.0.0.1", tcp)
+        .map_err(|e| e.to_string())?;
+    exchange(tls, &format!("127.0.0.1:{port}"), path, &[]).map_err(|e| e.to_string())
+}
+
+/// Sends one GET of `path` on `stream` and reads the answer to its end.
+fn exchange(
+    mut stream: impl Read + Write,
+    host: &str,
+    path: &str,
+    headers: &[&str],
+) -> std::io::Result<Answer> {
     let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
     write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{extra}\r\n"
-    )
-    .expect("request sent");
+    )?;
+    stream.flush()?;
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("answer read");
+    // A TLS peer may close without close_notify: keep what arrived.
+    if let Err(error) = stream.read_to_end(&mut raw)
+        && raw.is_empty()
+    {
+        return Err(error);
+    }
     let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {text:?}")))?;
     let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .expect("a status code");
+        .ok_or_else(|| std::io::Error::other(format!("no status: {head:?}")))?;
     let body = if head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
@@ -51,11 +98,11 @@ pub fn get(url: &str, headers: &[&str]) -> Answer {
     } else {
         body.to_owned()
     };
-    Answer {
+    Ok(Answer {
         status,
         headers: head.to_owned(),
         body,
-    }
+    })
 }
 
 /// The body of a chunked answer.

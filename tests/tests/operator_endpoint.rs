@@ -13,7 +13,7 @@ use geni_am_tests::calls::{call, creds, st, strs, with_version};
 use geni_am_tests::database::Store;
 use geni_am_tests::flows::urns;
 use geni_am_tests::opennebula::demo_slice;
-use geni_am_tests::operator::{Metrics, get, run_chromium};
+use geni_am_tests::operator::{Metrics, get, get_tls, run_chromium};
 use geni_am_tests::requests;
 use std::time::{Duration, Instant};
 
@@ -244,6 +244,36 @@ fn with_a_token_file_the_endpoint_answers_401_without_the_token() {
     if let Some(path) = file {
         let _ = std::fs::remove_file(path);
     }
+}
+
+#[test]
+fn with_tls_and_client_roots_only_clients_of_those_roots_are_answered() {
+    let aggregate = Aggregate::start_with(Store::Sqlite, |table| {
+        for (key, value) in [
+            ("tls_cert", "am-cert.pem"),
+            ("tls_key", "am-key.pem"),
+            ("client_roots", "trusted"),
+        ] {
+            set(table, &["operator", key], value.into());
+        }
+    });
+    let (port, ca) = (aggregate.operator_port(), aggregate.file("ca-cert.pem"));
+    let (cert, key) = (
+        aggregate.file("alice-cert.pem"),
+        aggregate.file("alice-key.pem"),
+    );
+    let answer = get_tls(port, &ca, Some((&cert, &key)), "/metrics").expect("alice is admitted");
+    assert_eq!(answer.status, 200);
+    assert!(
+        answer.body.contains("geni_am_backend_up 1"),
+        "{}",
+        answer.body
+    );
+    let stranger = get_tls(port, &ca, None, "/healthz");
+    assert!(
+        stranger.is_err(),
+        "a client without a certificate is not answered: {stranger:?}"
+    );
 }
 
 #[test]

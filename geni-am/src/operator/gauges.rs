@@ -28,13 +28,17 @@ pub(super) fn read(sources: &Sources) -> Result<Gauges, CoreError> {
     }
     let hosts = overview::capacity(store, now)?
         .into_iter()
-        .map(|host| HostUse {
-            host: host.name,
-            resources: vec![
-                ("cpus", host.cpus_used, host.cpus_free),
-                ("memory_mb", host.memory_mb_used, host.memory_mb_free),
-                ("vms", host.vms_used, host.vms_free),
-            ],
+        .map(|host| {
+            // A host the backend withdrew takes no new sliver.
+            let free = |left: i64| if host.available { left } else { 0 };
+            HostUse {
+                resources: vec![
+                    ("cpus", host.cpus_used, free(host.cpus_free)),
+                    ("memory_mb", host.memory_mb_used, free(host.memory_mb_free)),
+                    ("vms", host.vms_used, free(host.vms_free)),
+                ],
+                host: host.name,
+            }
         })
         .collect();
     let (in_use, idle) = store.pool_use();
