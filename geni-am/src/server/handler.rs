@@ -8,8 +8,10 @@
 //! and the reason as plain text; a body over the limit with 413; a body
 //! that is not a method call gets an XML-RPC fault (with 200), as does a
 //! method other than GetVersion posted to `/`; the rest is answered by the
-//! [`Dispatch`] inside a `tracing` span naming the API version, method and
-//! caller, and its reply encoded as an XML-RPC response or fault.
+//! [`Dispatch`] inside the call's `tracing` span (request id, API version,
+//! method, caller, slice), and its reply encoded as an XML-RPC response or
+//! fault. Every decoded call ends in its one log line and its metrics
+//! (`call_log`); refusals before it are counted as refusals.
 
 use super::PeerIdentity;
 use super::body::BodyError;
