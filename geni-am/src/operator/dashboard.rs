@@ -15,7 +15,9 @@ use crate::store::listing;
 use crate::time;
 use actix_web::http::StatusCode;
 use chrono::{DateTime, TimeDelta, Utc};
-use layout::{badge, section, short_urn, slice_link, slice_name_link, state_class, table, usage};
+use layout::{
+    badge, more, section, short_urn, slice_link, slice_name_link, state_class, table, usage,
+};
 use maud::{Markup, html};
 
 /// Most rows of a list on the front page.
@@ -124,7 +126,10 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
         *by_state.entry(key).or_default() += count.count;
     }
     let expiring = overview::expiring(store, now, TimeDelta::days(1))?;
-    let slices = overview::slices(store)?;
+    let slices: Vec<_> = overview::slices(store)?
+        .into_iter()
+        .filter(|s| s.live_slivers > 0)
+        .collect();
     let queue = overview::jobs(store, now, false)?;
     let failed_jobs = overview::jobs(store, now, true)?;
     let failed = overview::slivers(
@@ -159,7 +164,7 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
                 }
             }
         })))
-        (section("Slices expiring within a day", false, table(expiring.len(), "None.", html! {
+        (section("Slices expiring within a day", false, html! { (table(expiring.len(), "None.", html! {
             th { "Slice" } th.num { "Slivers" } th { "First expiry" }
         }, html! {
             @for slice in expiring.iter().take(FRONT_ROWS) {
@@ -169,7 +174,7 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
                     td { @if let Some(at) = slice.next_expiry { (when(at, now)) } }
                 }
             }
-        })))
+        })) (more(expiring.len(), FRONT_ROWS)) }))
         (section("Job queue", false, html! {
             div.stats {
                 div.stat { b { (queue.queued) } span { "queued" } }
@@ -193,12 +198,12 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
                         td.err { (job.last_error) }
                     }
                 }
-            }))
+            })) (more(queue.jobs.len(), FRONT_ROWS))
         }))
-        (section("Slices", true, table(slices.len(), "No slices yet.", html! {
+        (section("Slices with live slivers", true, html! { (table(slices.len(), "None.", html! {
             th { "Slice" } th.num { "Live slivers" } th { "States" } th { "Next expiry" } th { "Credential expires" }
         }, html! {
-            @for slice in slices.iter().filter(|s| s.live_slivers > 0).take(SLICE_ROWS) {
+            @for slice in slices.iter().take(SLICE_ROWS) {
                 tr {
                     td.urn { (slice_link(&slice.urn)) @if slice.shut_down.is_some() { " " (badge("bad", "shut down")) } }
                     td.num { (slice.live_slivers) }
@@ -207,7 +212,7 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
                     td { (when(slice.credential_expires, now)) }
                 }
             }
-        })))
+        })) (more(slices.len(), SLICE_ROWS)) }))
         (section("Recent errors", true, table(failed.len() + failed_jobs.jobs.len(), "No failed slivers or jobs.", html! {
             th { "Sliver" } th { "Slice" } th { "What" } th { "Error" }
         }, html! {
@@ -321,6 +326,12 @@ fn slice_page(sources: &Sources, urn: &str) -> Result<Option<String>, CoreError>
 mod tests {
     use super::layout;
     use maud::html;
+
+    #[test]
+    fn a_cut_list_says_how_many_rows_were_left_out() {
+        assert!(layout::more(30, 25).into_string().contains("and 5 more"));
+        assert_eq!(layout::more(25, 25).into_string(), "");
+    }
 
     #[test]
     fn hostile_names_are_escaped_and_links_encoded() {

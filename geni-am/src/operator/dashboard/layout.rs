@@ -151,3 +151,12 @@ pub(super) fn short_urn(urn: &str) -> Markup {
     let name = urn.rsplit('+').next().unwrap_or(urn);
     html! { span title=(urn) { (name) } }
 }
+
+/// A note that `total - shown` rows were left out, nothing when none was.
+pub(super) fn more(total: usize, shown: usize) -> Markup {
+    html! {
+        @if total > shown {
+            p.empty { "… and " (total - shown) " more (geni-am admin lists them all)" }
+        }
+    }
+}
