@@ -144,6 +144,9 @@ pub struct Aggregate {
     config: AggregateConfig,
     validator: Validator,
     clock: Clock,
+    /// The drain state as last read, for GetVersion (see
+    /// [`Aggregate::draining`]).
+    drain_seen: Arc<operator::DrainCache>,
 }
 
 impl std::fmt::Debug for Aggregate {
@@ -165,6 +168,7 @@ impl Aggregate {
             config,
             validator,
             clock: Arc::new(Utc::now),
+            drain_seen: Arc::default(),
         })
     }
 

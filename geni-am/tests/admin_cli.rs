@@ -170,6 +170,12 @@ fn slices_are_listed_with_their_slivers_by_state_as_a_table_and_as_json() {
     assert_eq!(json[0]["live_slivers"], 2);
     assert_eq!(json[0]["by_state"]["geni_pending_allocation"], 2);
     assert_eq!(json[0]["shut_down"], Value::Null);
+
+    site.am().delete(&site.principal(), &slice()).unwrap();
+    assert_eq!(site.ok(&["slices"]), "no slices\n", "nothing live");
+    let all = site.json(&["slices", "--all"]);
+    assert_eq!(all[0]["urn"], SLICE);
+    assert_eq!(all[0]["live_slivers"], 0);
 }
 
 #[test]
@@ -596,9 +602,12 @@ fn a_postgres_store_is_backed_up_with_pg_dump_and_drained_for_every_process() {
     assert!(!target.exists());
     site.ok(&["drain", "on"]);
     let other = attach(&db.url, &site.f.clock);
-    assert!(other.draining().unwrap().is_some(), "every process sees it");
+    assert!(
+        overview::drain(other.store()).unwrap().draining,
+        "every process sees it"
+    );
     site.ok(&["drain", "off"]);
-    assert!(other.draining().unwrap().is_none());
+    assert!(!overview::drain(other.store()).unwrap().draining);
     site.provisioned(&["n1"]);
     assert_eq!(site.json(&["slices"])[0]["live_slivers"], 1);
 }

@@ -140,3 +140,19 @@ fn get_version_and_list_resources_show_the_drain() {
     w.aggregate.set_draining("ops", false, "").unwrap();
     assert_eq!(ad(true).matches("<node ").count(), 2);
 }
+
+#[test]
+fn a_drain_begun_by_another_process_shows_in_get_version_within_a_second() {
+    let w = World::new();
+    let drained = |w: &World| get(w.v3("GetVersion", vec![]).ok(), "geni_am_draining").clone();
+    assert_eq!(drained(&w), Value::Boolean(false));
+    let other =
+        geni_am::core::Aggregate::new(w.aggregate.store().clone(), w.aggregate.config().clone())
+            .unwrap();
+    other.set_draining("ops", true, "").unwrap();
+    let other_slice = w.slice_urn("elsewhere");
+    let cred = w.slice_credential("elsewhere", 30);
+    allocate(&w, &other_slice, &cred).fails_with(11);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(drained(&w), Value::Boolean(true));
+}

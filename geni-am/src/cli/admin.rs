@@ -51,8 +51,13 @@ pub struct AdminArgs {
 /// The commands of `geni-am admin`.
 #[derive(Debug, Subcommand)]
 pub enum AdminCommand {
-    /// List the slices: live slivers by state, next expiry, shutdown.
-    Slices,
+    /// List the slices holding live slivers or shut down: live slivers by
+    /// state, next expiry, shutdown.
+    Slices {
+        /// Also the slices with nothing live here (every slice ever seen).
+        #[arg(long)]
+        all: bool,
+    },
     /// List slivers (the live ones unless --state names another).
     Slivers {
         /// Only this slice's slivers.
@@ -208,7 +213,13 @@ impl AdminArgs {
         let json = self.json;
         let now = Utc::now();
         match &self.command {
-            AdminCommand::Slices => Ok(views::slices(&overview::slices(store)?, json)),
+            AdminCommand::Slices { all } => {
+                let mut slices = overview::slices(store)?;
+                if !all {
+                    slices.retain(|s| s.live_slivers > 0 || s.shut_down.is_some());
+                }
+                Ok(views::slices(&slices, json))
+            }
             AdminCommand::Slivers { slice, state } => {
                 if let Some(slice) = slice {
                     known_slice(store, slice)?;

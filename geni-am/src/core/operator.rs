@@ -10,6 +10,36 @@ use super::lifecycle::shut_down_in;
 use super::{Aggregate, CoreError};
 use crate::model::{AllocationState, EventKind, SliverInfo};
 use crate::store::{drain, events, slices, slivers};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How long GetVersion relies on a drain state it read.
+const DRAIN_SEEN_FOR: Duration = Duration::from_secs(1);
+
+/// The drain state as last read and when: GetVersion, called often and
+/// without credentials, reads the store at most once a second for it.
+#[derive(Debug, Default)]
+pub(super) struct DrainCache(Mutex<Option<(Instant, Option<drain::Drain>)>>);
+
+impl DrainCache {
+    /// The state read less than [`DRAIN_SEEN_FOR`] ago, if any.
+    fn fresh(&self) -> Option<Option<drain::Drain>> {
+        let seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        seen.as_ref()
+            .filter(|(at, _)| at.elapsed() < DRAIN_SEEN_FOR)
+            .map(|(_, state)| state.clone())
+    }
+
+    /// Remembers `state`, read now.
+    fn keep(&self, state: Option<drain::Drain>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), state));
+    }
+
+    /// Forgets what was read (this process changed it).
+    fn forget(&self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
 
 /// The name an operator's changes are recorded under: `operator <name>`.
 pub fn operator_label(name: &str) -> String {
@@ -83,7 +113,7 @@ impl Aggregate {
     /// that changed the state (turning it on twice keeps the first start).
     pub fn set_draining(&self, operator: &str, on: bool, reason: &str) -> Result<bool, CoreError> {
         let now = self.now();
-        self.store.write(|conn| {
+        let changed = self.store.write(|conn| {
             let changed = drain::set(conn, on, operator, reason.trim(), now)?;
             if changed {
                 let mut detail = format!(
@@ -97,11 +127,20 @@ impl Aggregate {
                 events::append(conn, now, None, None, EventKind::Drain, &detail)?;
             }
             Ok(changed)
-        })
+        });
+        self.drain_seen.forget();
+        changed
     }
 
-    /// The draining in progress, if any.
+    /// The draining in progress, if any, as read at most a second ago
+    /// (for GetVersion; Allocate and ListResources read the store in
+    /// their own transaction, and `core::overview::drain` reads it now).
     pub fn draining(&self) -> Result<Option<drain::Drain>, CoreError> {
-        Ok(self.store.read(drain::current)?)
+        if let Some(state) = self.drain_seen.fresh() {
+            return Ok(state);
+        }
+        let state = self.store.read(drain::current)?;
+        self.drain_seen.keep(state.clone());
+        Ok(state)
     }
 }

@@ -212,6 +212,12 @@ impl Harness {
         self.backend = self.cloud.clone();
     }
 
+    /// Where the store is (a SQLite path or a PostgreSQL URL), for a
+    /// process of the binary to open it.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// Another store on the same database, as another process opens it.
     pub fn another_store(&self) -> Store {
         Store::open(&self.url, 4).unwrap()
