@@ -3,14 +3,15 @@
 # clippy with warnings as errors, and the whole workspace's tests (unit,
 # corpus, property and end-to-end suites; benches run once as tests), the
 # end-to-end suites on SQLite and on PostgreSQL, and the geni-lib interop
-# test in a Python virtual environment.
+# test in a Python virtual environment; Debian's chromium (installed when
+# missing) renders the operator dashboard.
 #
 # PostgreSQL: when DATABASE_URL is not set, a local server is installed
 # (Debian's postgresql) and started when missing, and a role for the
 # current user is created; DATABASE_URL then points at it. Suites create
 # and drop one database per test on that server. GENI_AM_REQUIRE_ALL=1
 # makes a suite fail rather than skip an optional half (PostgreSQL,
-# geni-lib, xmlsec1).
+# geni-lib, xmlsec1, chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -55,6 +56,13 @@ if [ -z "${DATABASE_URL:-}" ]; then
 fi
 export GENI_AM_REQUIRE_ALL=1
 echo "test: PostgreSQL at ${DATABASE_URL%%\?*}" | sed 's#://[^@]*@#://***@#'
+
+# Headless Chromium renders the operator dashboard in its end-to-end test.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "test: installing Chromium"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq chromium
+fi
 
 # geni-lib (with six, which it imports without declaring) in a venv.
 venv=target/genilib-venv

@@ -102,9 +102,6 @@ impl Api {
                 ),
             ));
         };
-        if let Err(error) = &outcome {
-            tracing::info!(code = error.code.as_i32(), output = %error.message, "refused");
-        }
         let envelope = envelope::envelope(outcome);
         Ok(if call.method == "GetVersion" {
             envelope::with_api(envelope, version.number())
@@ -161,6 +158,10 @@ impl Context<'_> {
             ApiVersion::V2 => privilege::ApiVersion::V2,
             ApiVersion::V3 => privilege::ApiVersion::V3,
         };
+        if let Some(slice) = slice {
+            // The call's one log line (server::call_log) names the slice.
+            tracing::Span::current().record("slice", slice.to_string());
+        }
         let requirement = privilege::requirement(version, method, slice.is_some())
             .ok_or_else(|| AmError::error(format!("{method} has no privilege rule")))?;
         let presented = Presented::read(method, params.get(credentials, "credentials")?)?;
@@ -214,7 +215,11 @@ impl Context<'_> {
         let principal = self.authorize(params, index + 1, options, known.as_ref())?;
         let slice = match known {
             Some(slice) => slice.to_string(),
-            None => credential_slice(method, &principal)?,
+            None => {
+                let slice = credential_slice(method, &principal)?;
+                tracing::Span::current().record("slice", slice.as_str());
+                slice
+            }
         };
         Ok((
             Selector::Slivers {

@@ -10,18 +10,21 @@
 //! retention), `[backend]` (`kind`, the `[backend.sim]` simulated
 //! cloud and the `[backend.opennebula]` driver), `[jobs]` (background
 //! workers, see [`jobs`]), `[logins]` (the SSH port of the VMs and an
-//! optional SSH gateway).
+//! optional SSH gateway), `[operator]` (the operator's HTTP endpoint) and
+//! `[log]` (see [`operator`]).
 //!
 //! Plain data: the layers that use a section take its type, or are given
 //! what they need by the composition root (`service`); nothing here
 //! imports them.
 
 mod jobs;
+pub mod operator;
 mod syntax;
 mod tls;
 mod validate;
 
 pub use jobs::{JobsConfig, JobsConfigError};
+pub use operator::{LogConfig, LogFormat, OperatorConfig};
 pub use tls::{TlsFileError, TlsIdentity};
 
 use geni_am_backend::sim::config::SimConfig;
@@ -52,6 +55,12 @@ pub struct Config {
     /// default).
     #[serde(default)]
     pub logins: LoginsConfig,
+    /// `[operator]`: the operator's endpoint (every key has a default).
+    #[serde(default)]
+    pub operator: OperatorConfig,
+    /// `[log]`: how the log is written (every key has a default).
+    #[serde(default)]
+    pub log: LogConfig,
 }
 
 /// The `[logins]` section.
@@ -303,6 +312,7 @@ impl Config {
                 *path = base.join(&*path);
             }
         }
+        self.operator.resolve_paths(base);
         if !self.store.is_postgres() && Path::new(&self.store.url).is_relative() {
             self.store.url = base.join(&self.store.url).display().to_string();
         }

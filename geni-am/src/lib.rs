@@ -6,8 +6,10 @@
 //! (the aggregate's rules) on the store; `api` on the core and `server` on
 //! the api; `jobs` drive the backend for the core; `service` builds them
 //! all from a configuration; `cli` is the binary's commands. `geni` and
-//! `time` are leaves the layers share; `client` is the XML-RPC client of
-//! `bench` and the tests.
+//! `time` are leaves the layers share, and so is `telemetry` (the
+//! metrics); `operator` is the operator's HTTP endpoint (metrics, health,
+//! dashboard) over the core and the store; `client` is the XML-RPC client
+//! of `bench` and the tests.
 
 pub mod api;
 pub mod bench;
@@ -18,7 +20,9 @@ pub mod core;
 pub mod geni;
 pub mod jobs;
 pub mod model;
+pub mod operator;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod telemetry;
 pub mod time;

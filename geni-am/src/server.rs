@@ -14,6 +14,7 @@
 
 mod admission;
 mod body;
+mod call_log;
 mod handler;
 mod routes;
 pub mod tls;

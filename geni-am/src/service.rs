@@ -16,6 +16,7 @@ pub use launch::{LaunchError, Running, launch, retention};
 use crate::api::{Api, Endpoints};
 use crate::config::{Config, ServerConfig, StoreConfig};
 use crate::core::{self, Aggregate, Policy, SshAccess};
+use crate::operator;
 use crate::server::{self, Handler};
 use crate::store::Store;
 use anyhow::Context;
@@ -33,6 +34,9 @@ pub struct Service {
     pub handler: Handler,
     /// The backend and background jobs (stopped when dropped).
     pub background: Running,
+    /// The aggregate the requests reach (its store's pool is the one
+    /// `/metrics` shows).
+    pub aggregate: Aggregate,
 }
 
 /// Builds the service from its configuration: opens the store (applying
@@ -42,13 +46,23 @@ pub fn build(config: Config) -> anyhow::Result<Service> {
     let store = open_store(&config.store)?;
     let background = launch(&config, store.clone())?;
     let aggregate = Aggregate::new(store, aggregate_config(&config))?;
-    let handler = handler(aggregate, Arc::clone(&trust), &config.server);
+    let handler = handler(aggregate.clone(), Arc::clone(&trust), &config.server);
     Ok(Service {
         config,
         trust,
         handler,
         background,
+        aggregate,
     })
+}
+
+impl Service {
+    /// What the operator's endpoint reads.
+    pub fn sources(&self) -> operator::Sources {
+        operator::Sources {
+            aggregate: self.aggregate.clone(),
+        }
+    }
 }
 
 /// Opens the configured store with its pool, applying migrations; an

@@ -231,6 +231,15 @@ impl Store {
         })
     }
 
+    /// The connections of this pool: `(in use, idle)`.
+    pub fn pool_use(&self) -> (u32, u32) {
+        let state = self.pool.state();
+        (
+            state.connections.saturating_sub(state.idle_connections),
+            state.idle_connections,
+        )
+    }
+
     /// True when the store is PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.postgres

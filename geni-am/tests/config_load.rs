@@ -18,6 +18,7 @@ fn dev_init_with(dir: &Path, host: &str, port: u16, server_key: ServerKey) -> De
         dir: dir.to_owned(),
         host: host.into(),
         port,
+        operator_port: 9464,
         force: false,
         server_key,
     })

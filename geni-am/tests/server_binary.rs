@@ -24,7 +24,8 @@ fn dev_init(dir: &Path, port: u16, force: bool) -> Output {
     command
         .args(["dev", "init", "--dir"])
         .arg(dir)
-        .args(["--port", &port.to_string()]);
+        .args(["--port", &port.to_string()])
+        .args(["--operator-port", &free_port().to_string()]);
     if force {
         command.arg("--force");
     }

@@ -23,6 +23,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Aggregate {
     dir: tempfile::TempDir,
     port: u16,
+    operator_port: u16,
     config: PathBuf,
     child: Option<Child>,
     store: Store,
@@ -64,6 +65,9 @@ impl Aggregate {
             .parse()
             .expect("the configuration is TOML");
         set(&mut table, &["store", "url"], store.url().into());
+        let operator_port = free_port();
+        let operator = format!("127.0.0.1:{operator_port}");
+        set(&mut table, &["operator", "listen"], operator.into());
         let state_file = dir.path().join("geni-am-sim.json");
         let state_file = state_file.display().to_string();
         set(
@@ -83,6 +87,7 @@ impl Aggregate {
         let mut aggregate = Aggregate {
             dir,
             port,
+            operator_port,
             config,
             child: None,
             store,
@@ -114,6 +119,17 @@ impl Aggregate {
     /// The process id of the running `geni-am serve`.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("the aggregate runs").id()
+    }
+
+    /// The loopback port of the operator's endpoint.
+    pub fn operator_port(&self) -> u16 {
+        self.operator_port
+    }
+
+    /// The URL of `path` (starting with `/`) on the operator's endpoint
+    /// (plain HTTP on loopback).
+    pub fn operator_url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.operator_port)
     }
 
     /// The endpoint URL of AM API `version` (2 or 3).
@@ -184,6 +200,8 @@ impl Aggregate {
         set(&mut table, &["server", "listen"], listen.into());
         let public = format!("https://127.0.0.1:{port}");
         set(&mut table, &["server", "public_url"], public.into());
+        let operator = format!("127.0.0.1:{}", free_port());
+        set(&mut table, &["operator", "listen"], operator.into());
         let config = self.dir.path().join(format!("geni-am-{port}.toml"));
         std::fs::write(&config, table.to_string()).expect("configuration written");
         let log = self.dir.path().join(format!("serve-{port}.log"));

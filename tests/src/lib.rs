@@ -5,7 +5,8 @@
 //! development authority ([`creds`]), building requests ([`requests`]) and
 //! calling the AM API over TLS ([`calls`]) or speaking raw HTTP to it
 //! ([`raw`]); the OpenNebula backend on a
-//! simulator started in the test process ([`opennebula`]).
+//! simulator started in the test process ([`opennebula`]); the operator's
+//! endpoint over plain HTTP and in headless Chromium ([`operator`]).
 
 pub mod aggregate;
 pub mod calls;
@@ -13,6 +14,7 @@ pub mod creds;
 pub mod database;
 pub mod flows;
 pub mod opennebula;
+pub mod operator;
 pub mod raw;
 pub mod requests;
 

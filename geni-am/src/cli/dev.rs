@@ -32,6 +32,10 @@ pub struct InitArgs {
     /// TCP port of the aggregate.
     #[arg(long, value_name = "N", default_value_t = 8443)]
     pub port: u16,
+    /// Loopback TCP port of the operator's endpoint (metrics, health,
+    /// dashboard).
+    #[arg(long, value_name = "N", default_value_t = 9464)]
+    pub operator_port: u16,
     /// Replace existing files.
     #[arg(long)]
     pub force: bool,
@@ -50,6 +54,7 @@ impl DevCommand {
                     dir: args.dir,
                     host: args.host,
                     port: args.port,
+                    operator_port: args.operator_port,
                     force: args.force,
                     server_key: args.server_key,
                 };
@@ -94,6 +99,9 @@ fn usage(options: &InitOptions, pki: &DevPki) -> String {
 Start the aggregate:
   geni-am serve --config {config}
 
+Its dashboard, metrics and health checks (operator endpoint):
+  http://127.0.0.1:{operator_port}/
+
 Call it with curl (GetVersion):
   curl --cacert {ca} --cert {cert} --key {key} -H 'Content-Type: text/xml' \
     --data '<?xml version="1.0"?><methodCall><methodName>GetVersion</methodName><params/></methodCall>' \
@@ -108,6 +116,7 @@ credential {slice_cred} (slice {slice}) and the user credential
   omni -V3 -a {url} getversion
 "#,
         config = pki.config.display(),
+        operator_port = options.operator_port,
         slice_cred = pki.slice_credential.display(),
         slice = pki.slice_urn,
         user_cred = pki.user_credential.display(),

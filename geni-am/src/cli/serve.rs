@@ -5,14 +5,18 @@
 //! jobs, the aggregate and the request handler) and runs the HTTPS server
 //! in the foreground until SIGTERM or SIGINT, with a thread that hands
 //! memory freed by bursts of calls back to the system
-//! ([`crate::service::memory`]). Logs go to standard error
-//! (filter with `RUST_LOG`, default `info`).
+//! ([`crate::service::memory`]), and the operator's endpoint (metrics,
+//! health, dashboard; [`crate::operator`]) on a thread of its own. Logs go
+//! to standard error as text or JSON (`[log]`; `RUST_LOG` overrides the
+//! configured level).
 
-use crate::config::Config;
+use crate::config::{Config, LogConfig, LogFormat};
+use crate::operator;
 use crate::server;
 use crate::service;
 use anyhow::Context;
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,8 +31,15 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Runs the aggregate until it is stopped.
     pub fn run(self) -> ExitCode {
-        init_logging();
-        match serve(&self) {
+        let config = match Config::load(&self.config) {
+            Ok(config) => config,
+            Err(error) => {
+                eprintln!("geni-am serve: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        init_logging(&config.log);
+        match serve(config) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("geni-am serve: {error:#}");
@@ -38,10 +49,17 @@ impl ServeArgs {
     }
 }
 
-fn serve(args: &ServeArgs) -> anyhow::Result<()> {
-    let config = Config::load(&args.config)?;
+fn serve(config: Config) -> anyhow::Result<()> {
     let bound = server::bind(&config.server, server::load_trust(&config.server)?)?;
+    let operator = match config.operator.enabled {
+        true => Some(operator::bind(&config.operator)?),
+        false => None,
+    };
     let service = service::build(config)?;
+    let _operator = match operator {
+        Some(operator) => Some(operator.spawn(service.sources())?),
+        None => None,
+    };
     service::memory::start_trimmer().context("cannot start the memory trimmer")?;
     tracing::info!(
         listen = %service.config.server.listen,
@@ -53,11 +71,23 @@ fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn init_logging() {
+/// Writes the log to standard error in the configured format: one line
+/// per event, the fields of the call's span (request id, method, caller,
+/// slice) with every event of a call.
+fn init_logging(log: &LogConfig) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&log.level));
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr);
+    let _ = match log.format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+    };
 }

@@ -42,6 +42,8 @@ impl Config {
         self.validate_backend()?;
         self.validate_default_sliver_type()?;
         self.validate_logins()?;
+        self.operator.validate()?;
+        self.log.validate()?;
         self.jobs
             .validate()
             .map_err(|e| (format!("jobs.{}", e.key), "must be at least 1".to_owned()))

@@ -5,8 +5,13 @@
 //! first that finds it answering again ends it, logs how long it lasted
 //! and makes the held-up jobs due at once (destructions are claimed
 //! first). Nothing is logged or written for calls that change nothing.
+//! Every call is counted in the metrics by operation and outcome, and
+//! failures by class (`geni_am_backend_calls_total`,
+//! `geni_am_backend_errors_total`): this wrapper is the one place the
+//! jobs reach the backend through.
 
 use crate::store::Store;
+use crate::telemetry;
 use chrono::Utc;
 use geni_am_backend::{
     BackendError, ChangeHook, Compute, Inventory, LinkNetwork, NetHandle, NetSpec, TaggedVm,
@@ -47,8 +52,14 @@ impl Watched {
         *self.seen.lock().unwrap_or_else(PoisonError::into_inner) == Seen::Away
     }
 
-    /// Notes the outcome of one call and passes it on.
-    fn note<T>(&self, outcome: Result<T, BackendError>) -> Result<T, BackendError> {
+    /// Notes the outcome of one call of `operation` (counted in the
+    /// metrics) and passes it on.
+    fn note<T>(
+        &self,
+        operation: &'static str,
+        outcome: Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        telemetry::record_backend_call(operation, outcome.as_ref().err().map(error_class));
         let now = match &outcome {
             Err(err) if err.is_unreachable() => Seen::Away,
             _ => Seen::Answering,
@@ -96,7 +107,8 @@ impl Watched {
                 let lasted = (now - since).to_std().unwrap_or_default();
                 tracing::info!(
                     backend = self.inner.name(),
-                    lasted = ?lasted,
+                    since = %since.to_rfc3339(),
+                    outage_secs = lasted.as_secs(),
                     "the backend answers again: held-up work resumes, destructions first"
                 );
                 true
@@ -110,57 +122,68 @@ impl Watched {
     }
 }
 
+/// The class of `err` in `geni_am_backend_errors_total`.
+fn error_class(err: &BackendError) -> &'static str {
+    match err {
+        BackendError::Unreachable(_) => "unreachable",
+        BackendError::Transient(_) => "transient",
+        BackendError::Permanent(_) => "permanent",
+        BackendError::Capacity(_) => "capacity",
+        BackendError::NotFound { .. } => "not_found",
+    }
+}
+
 impl Compute for Watched {
     fn name(&self) -> &str {
         self.inner.name()
     }
 
     fn inventory(&self) -> Result<Inventory, BackendError> {
-        self.note(self.inner.inventory())
+        self.note("inventory", self.inner.inventory())
     }
 
     fn create_vm(&self, spec: &VmSpec) -> Result<VmHandle, BackendError> {
-        self.note(self.inner.create_vm(spec))
+        self.note("create_vm", self.inner.create_vm(spec))
     }
 
     fn find_vm(&self, tag: &str) -> Result<Option<VmHandle>, BackendError> {
-        self.note(self.inner.find_vm(tag))
+        self.note("find_vm", self.inner.find_vm(tag))
     }
 
     fn observe(&self, vm: &VmHandle) -> Result<VmObservation, BackendError> {
-        self.note(self.inner.observe(vm))
+        self.note("observe", self.inner.observe(vm))
     }
 
     fn start(&self, vm: &VmHandle) -> Result<(), BackendError> {
-        self.note(self.inner.start(vm))
+        self.note("start", self.inner.start(vm))
     }
 
     fn stop(&self, vm: &VmHandle) -> Result<(), BackendError> {
-        self.note(self.inner.stop(vm))
+        self.note("stop", self.inner.stop(vm))
     }
 
     fn restart(&self, vm: &VmHandle) -> Result<(), BackendError> {
-        self.note(self.inner.restart(vm))
+        self.note("restart", self.inner.restart(vm))
     }
 
     fn update_users(&self, vm: &VmHandle, users: &[UserKeys]) -> Result<(), BackendError> {
-        self.note(self.inner.update_users(vm, users))
+        self.note("update_users", self.inner.update_users(vm, users))
     }
 
     fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError> {
-        self.note(self.inner.destroy(vm))
+        self.note("destroy", self.inner.destroy(vm))
     }
 
     fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
-        self.note(self.inner.list_vms())
+        self.note("list_vms", self.inner.list_vms())
     }
 
     fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {
-        self.note(self.inner.create_network(spec))
+        self.note("create_network", self.inner.create_network(spec))
     }
 
     fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {
-        self.note(self.inner.destroy_network(net))
+        self.note("destroy_network", self.inner.destroy_network(net))
     }
 
     fn watch(&self, hook: ChangeHook) -> bool {

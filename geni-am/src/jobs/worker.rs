@@ -170,15 +170,25 @@ fn record(
     let now = Utc::now();
     let attempts = u32::try_from(job.attempts).unwrap_or(u32::MAX);
     match outcome {
-        Ok(()) => match claim {
-            Some(lease) => {
-                let (_, claimed) = cx.store.finish_and_claim(&job.id, owner, now, lease, 1)?;
-                return Ok(Some(claimed));
+        Ok(()) => {
+            let claimed = match claim {
+                Some(lease) => Some(cx.store.finish_and_claim(&job.id, owner, now, lease, 1)?.1),
+                None => {
+                    cx.store.finish_job(&job.id, owner, now)?;
+                    None
+                }
+            };
+            tracing::info!(
+                job = %job.id,
+                kind = %job.kind,
+                sliver = sliver_of(job),
+                attempts,
+                "job done"
+            );
+            if claimed.is_some() {
+                return Ok(claimed);
             }
-            None => {
-                cx.store.finish_job(&job.id, owner, now)?;
-            }
-        },
+        }
         Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
         Err(err) => {
             let retryable = worth_retrying(cx, &err)?;
@@ -190,6 +200,11 @@ fn record(
         }
     }
     Ok(None)
+}
+
+/// The sliver `job` works on, for the log (empty for jobs of none).
+fn sliver_of(job: &JobRow) -> &str {
+    job.sliver_urn.as_deref().unwrap_or_default()
 }
 
 /// Queues `job` again after the backoff of its `attempts`.
@@ -204,9 +219,9 @@ fn retry(
     let wait = cx.config.backoff(attempts);
     if err.is_unreachable() {
         // The outage is logged once, where it is detected.
-        tracing::debug!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job held up by the outage");
+        tracing::debug!(job = %job.id, kind = %job.kind, sliver = sliver_of(job), %err, retry_in_secs = wait.as_secs(), "job held up by the outage");
     } else {
-        tracing::info!(job = %job.id, kind = %job.kind, %err, retry_in = ?wait, "job will be retried");
+        tracing::info!(job = %job.id, kind = %job.kind, sliver = sliver_of(job), %err, retry_in_secs = wait.as_secs(), "job will be retried");
     }
     let run_after = now + TimeDelta::from_std(wait).unwrap_or(TimeDelta::MAX);
     cx.store
@@ -229,7 +244,7 @@ fn give_up(
     } else {
         err.to_string()
     };
-    tracing::warn!(job = %job.id, kind = %job.kind, %message, "job failed");
+    tracing::warn!(job = %job.id, kind = %job.kind, sliver = sliver_of(job), %message, "job failed");
     cx.store.fail_job(&job.id, owner, &message, now)?;
     match &job.sliver_urn {
         Some(sliver) if job.kind == JobKind::Provision => {

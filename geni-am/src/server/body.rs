@@ -45,6 +45,16 @@ pub(super) enum BodyError {
 }
 
 impl BodyError {
+    /// The reason counted in `geni_am_refusals_total`.
+    pub(super) fn reason(&self) -> &'static str {
+        match self {
+            BodyError::TooLarge { .. } => "body_too_large",
+            BodyError::TimedOut { .. } => "body_timeout",
+            BodyError::Encoding(_) => "body_encoding",
+            BodyError::Unreadable(_) => "body_unreadable",
+        }
+    }
+
     /// The HTTP status the client gets.
     pub(super) fn status(&self) -> StatusCode {
         match self {

@@ -8,16 +8,20 @@
 //! and the reason as plain text; a body over the limit with 413; a body
 //! that is not a method call gets an XML-RPC fault (with 200), as does a
 //! method other than GetVersion posted to `/`; the rest is answered by the
-//! [`Dispatch`] inside a `tracing` span naming the API version, method and
-//! caller, and its reply encoded as an XML-RPC response or fault.
+//! [`Dispatch`] inside the call's `tracing` span (request id, API version,
+//! method, caller, slice), and its reply encoded as an XML-RPC response or
+//! fault. Every decoded call ends in its one log line and its metrics
+//! (`call_log`); refusals before it are counted as refusals.
 
 use super::PeerIdentity;
 use super::body::BodyError;
+use super::call_log::{Answer, CallLog};
 use crate::api::{Api, ApiVersion};
 use actix_web::http::StatusCode;
 use geni_credentials::VerifiedChain;
 use geni_xmlrpc::{Call, Reply, fault_code};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What the endpoints are, for the messages of refused requests.
 pub(super) const ENDPOINTS: &str = "this aggregate answers XML-RPC POSTs at /am/3 (AM API v3) and /am/2 (AM API v2); POST GetVersion to / lists both";
@@ -99,12 +103,14 @@ impl Response {
     /// A request whose body was not read, for `error`.
     pub(super) fn unread(error: &BodyError) -> Response {
         tracing::info!(%error, "request body refused");
+        crate::telemetry::record_refusal(error.reason());
         Response::refusal(error.status(), &error.to_string())
     }
 
     /// A 403 naming why the client certificate was not accepted.
     fn forbidden(reason: &str) -> Response {
         tracing::info!(reason, "client refused");
+        crate::telemetry::record_refusal("client_certificate");
         Response {
             status: StatusCode::FORBIDDEN,
             content: Content::Text,
@@ -160,42 +166,59 @@ impl Handler {
                 limit: self.body_limit,
             });
         }
-        let (version, call) = match (endpoint, geni_xmlrpc::decode_call(body, self.body_limit)) {
-            (_, Err(error)) => {
-                tracing::info!(%error, "malformed call");
-                return Response::fault(error.fault_code(), &error.to_string());
-            }
-            (Endpoint::Api(version), Ok(call)) => (version, call),
-            (Endpoint::Root, Ok(call)) if call.method == "GetVersion" => (ApiVersion::V3, call),
-            (Endpoint::Root, Ok(call)) => {
-                return Response::fault(
-                    fault_code::METHOD_NOT_FOUND,
-                    &format!("{} is not answered at /: {ENDPOINTS}", call.method),
-                );
+        let started = Instant::now();
+        let decoded = geni_xmlrpc::decode_call(body, self.body_limit);
+        let version = match endpoint {
+            Endpoint::Api(version) => version,
+            Endpoint::Root => ApiVersion::V3,
+        };
+        let method = decoded.as_ref().ok().map(|call| call.method.as_str());
+        let log = CallLog::begin(version, method, caller, started);
+        let (code, message) = match (endpoint, &decoded) {
+            (_, Err(error)) => (error.fault_code(), error.to_string()),
+            (Endpoint::Root, Ok(call)) if call.method != "GetVersion" => (
+                fault_code::METHOD_NOT_FOUND,
+                format!("{} is not answered at /: {ENDPOINTS}", call.method),
+            ),
+            (_, Ok(call)) => {
+                let reply = log
+                    .span()
+                    .in_scope(|| self.dispatch.dispatch(version, caller, call));
+                return answered(log, reply);
             }
         };
-        let span = tracing::info_span!(
-            "call",
-            api = version.number(),
-            method = %call.method,
-            caller = %caller.leaf_urn().map(ToString::to_string).unwrap_or_default()
-        );
-        let _entered = span.enter();
-        match self.dispatch.dispatch(version, caller, &call) {
-            Ok(value) => match geni_xmlrpc::encode_response(&value) {
+        log.end(&Answer::Fault {
+            code,
+            message: &message,
+        });
+        Response::fault(code, &message)
+    }
+}
+
+/// Encodes `reply` and ends the call's `log`.
+fn answered(log: CallLog, reply: geni_xmlrpc::Reply) -> Response {
+    match reply {
+        Ok(value) => {
+            let response = match geni_xmlrpc::encode_response(&value) {
                 Ok(body) => Response::xml(body),
                 Err(error) => {
-                    tracing::error!(%error, "unencodable response");
+                    log.span()
+                        .in_scope(|| tracing::error!(%error, "unencodable response"));
                     Response::fault(
                         fault_code::INTERNAL_ERROR,
                         &format!("the aggregate failed to encode its answer: {error}"),
                     )
                 }
-            },
-            Err(fault) => {
-                tracing::info!(code = fault.code(), message = fault.string(), "fault");
-                Response::fault(fault.code(), fault.string())
-            }
+            };
+            log.end(&Answer::Envelope(&value));
+            response
+        }
+        Err(fault) => {
+            log.end(&Answer::Fault {
+                code: fault.code(),
+                message: fault.string(),
+            });
+            Response::fault(fault.code(), fault.string())
         }
     }
 }

@@ -167,6 +167,7 @@ async fn answer(
     let _call = request.conn_data::<Watch>().map(Watch::call);
     if let Some(OverCapacity(reason)) = request.conn_data::<OverCapacity>() {
         tracing::info!(reason, "connection over capacity");
+        crate::telemetry::record_refusal("over_capacity");
         return http(Response::refusal(StatusCode::SERVICE_UNAVAILABLE, reason));
     }
     let peer = request.conn_data::<PeerIdentity>().cloned();

@@ -209,21 +209,40 @@ const COMPONENTS_LOCK: i64 = 0x0063_6f6d_7073;
 
 /// What slivers use, per component id: live ones not yet expired at
 /// `now`, and deleted ones whose VM a destroy job has not yet destroyed
-/// (their capacity is still taken in the cloud).
+/// (their capacity is still taken in the cloud). The live slivers are
+/// summed by the database (one row per component, however many slivers:
+/// Allocate, ListResources and the operator's metrics all read it); the
+/// deleted ones awaiting destruction are few and read one by one.
 pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String, Usage>> {
-    let columns = (
-        slivers::component_id,
-        slivers::cpus,
-        slivers::memory_mb,
-        slivers::exclusive,
-    );
-    let mut rows: Vec<(String, i64, i64, bool)> = slivers::table
+    use diesel::dsl::{count_star, sql};
+    use diesel::sql_types::{BigInt, Bool};
+    let totals: Vec<(String, i64, i64, i64, bool)> = slivers::table
         // The live states rather than "not unallocated", so that the
         // (allocation_state, expires_at) index serves it.
         .filter(super::filters::live_sliver())
         .filter(slivers::expires_at.gt(UnixTime::from(now)))
-        .select(columns)
+        .group_by(slivers::component_id)
+        .select((
+            slivers::component_id,
+            // SUM of a BIGINT is NUMERIC on PostgreSQL: cast it back.
+            sql::<BigInt>("CAST(COALESCE(SUM(cpus), 0) AS BIGINT)"),
+            sql::<BigInt>("CAST(COALESCE(SUM(memory_mb), 0) AS BIGINT)"),
+            count_star(),
+            sql::<Bool>("MAX(CASE WHEN exclusive THEN 1 ELSE 0 END) = 1"),
+        ))
         .load(conn)?;
+    let mut usage: HashMap<String, Usage> = totals
+        .into_iter()
+        .map(|(component, cpus, memory_mb, slivers, exclusive)| {
+            let used = Usage {
+                cpus,
+                memory_mb,
+                slivers,
+                exclusive,
+            };
+            (component, used)
+        })
+        .collect();
     let destroying: Vec<Option<String>> = jobs::table
         .filter(jobs::kind.eq(JobKind::Destroy))
         .filter(super::filters::pending_job())
@@ -231,21 +250,23 @@ pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String,
         .load(conn)?;
     let destroying: Vec<String> = destroying.into_iter().flatten().collect();
     if !destroying.is_empty() {
-        rows.extend(
-            slivers::table
-                .filter(slivers::allocation_state.eq(AllocationState::Unallocated))
-                .filter(slivers::urn.eq_any(&destroying))
-                .select(columns)
-                .load::<(String, i64, i64, bool)>(conn)?,
-        );
-    }
-    let mut usage: HashMap<String, Usage> = HashMap::new();
-    for (component, cpus, memory_mb, exclusive) in rows {
-        let u = usage.entry(component).or_default();
-        u.cpus += cpus;
-        u.memory_mb += memory_mb;
-        u.slivers += 1;
-        u.exclusive |= exclusive;
+        let rows: Vec<(String, i64, i64, bool)> = slivers::table
+            .filter(slivers::allocation_state.eq(AllocationState::Unallocated))
+            .filter(slivers::urn.eq_any(&destroying))
+            .select((
+                slivers::component_id,
+                slivers::cpus,
+                slivers::memory_mb,
+                slivers::exclusive,
+            ))
+            .load(conn)?;
+        for (component, cpus, memory_mb, exclusive) in rows {
+            let u = usage.entry(component).or_default();
+            u.cpus += cpus;
+            u.memory_mb += memory_mb;
+            u.slivers += 1;
+            u.exclusive |= exclusive;
+        }
     }
     Ok(usage)
 }

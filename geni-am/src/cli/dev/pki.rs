@@ -34,6 +34,8 @@ pub struct InitOptions {
     pub host: String,
     /// TCP port of the aggregate.
     pub port: u16,
+    /// Loopback TCP port of the operator's endpoint.
+    pub operator_port: u16,
     /// Replace existing files instead of keeping them.
     pub force: bool,
     /// The kind of key of the aggregate's server certificate.
@@ -202,6 +204,9 @@ cert = "am-cert.pem"
 key = "am-key.pem"
 trust_roots = "trusted"
 
+[operator]
+listen = "127.0.0.1:{operator_port}"
+
 [aggregate]
 authority = "{AUTHORITY}"
 urn = "urn:publicid:IDN+{AUTHORITY}+authority+am"
@@ -242,5 +247,6 @@ description = "Ubuntu 22.04 LTS"
 "#,
         host = options.host,
         port = options.port,
+        operator_port = options.operator_port,
     )
 }
