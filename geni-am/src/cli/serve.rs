@@ -7,6 +7,14 @@
 //! memory freed by bursts of calls back to the system
 //! ([`crate::service::memory`]). Logs go to standard error
 //! (filter with `RUST_LOG`, default `info`).
+//!
+//! Under systemd (`deploy/geni-am.service`, `Type=notify`) it tells the
+//! service manager when it is ready, reloading and stopping, and keeps its
+//! watchdog fed while the server answers ([`systemd`]); SIGHUP re-reads
+//! the trust roots without a restart ([`reload`]).
+
+mod reload;
+mod systemd;
 
 use crate::config::Config;
 use crate::server;
@@ -15,6 +23,7 @@ use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Arguments of `geni-am serve`.
 #[derive(Debug, Args)]
@@ -40,15 +49,28 @@ impl ServeArgs {
 
 fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     let config = Config::load(&args.config)?;
-    let bound = server::bind(&config.server, server::load_trust(&config.server)?)?;
-    let service = service::build(config)?;
+    let trust = server::load_trust(&config.server)?;
+    let bound = server::bind(&config.server, Arc::clone(&trust))?;
+    let addr = bound.local_addr()?;
+    let service = service::build(config, trust)?;
     service::memory::start_trimmer().context("cannot start the memory trimmer")?;
+    reload::start(
+        Arc::clone(&service.trust),
+        service.config.server.trust_roots.clone(),
+    )
+    .context("cannot handle SIGHUP")?;
     tracing::info!(
         listen = %service.config.server.listen,
         url = %service.config.server.api_url(3),
         "geni-am serving"
     );
-    bound.run(service.handler).context("the server stopped")?;
+    // The port is bound and the store open: connections from now on wait
+    // at most until the server below starts answering them.
+    systemd::ready();
+    systemd::start_watchdog(addr).context("cannot start the systemd watchdog")?;
+    let outcome = bound.run(service.handler);
+    systemd::stopping();
+    outcome.context("the server stopped")?;
     tracing::info!("geni-am stopped");
     Ok(())
 }
