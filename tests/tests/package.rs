@@ -12,11 +12,10 @@
 //! `promtool check rules`.
 
 use geni_am::client::Client;
-use geni_am_tests::aggregate::set;
+use geni_am_tests::aggregate::{dev_init, free_port, set};
 use geni_am_tests::calls::call;
 use geni_am_tests::{geni_am_bin, missing_prerequisite, workspace_root};
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -155,17 +154,7 @@ fn the_extracted_binary_serves_getversion_on_the_packaged_configuration() {
     );
     let dir = tempfile::tempdir().expect("temporary directory");
     let port = free_port();
-    run(Command::new(&bin)
-        .args([
-            "dev",
-            "init",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-        ])
-        .arg("--dir")
-        .arg(dir.path()));
+    dev_init(&bin, dir.path(), port);
     let mut config = read_toml(&root.join("etc/geni-am/geni-am.toml"));
     let here = |name: &str| toml::Value::from(dir.path().join(name).display().to_string());
     set(
@@ -188,6 +177,11 @@ fn the_extracted_binary_serves_getversion_on_the_packaged_configuration() {
         &["backend", "sim", "state_file"],
         here("sim.json"),
     );
+    if config.contains_key("operator") {
+        // The operator's endpoint, when configured, on a port of its own.
+        let operator = format!("127.0.0.1:{}", free_port());
+        set(&mut config, &["operator", "listen"], operator.into());
+    }
     let config_path = dir.path().join("packaged.toml");
     std::fs::write(&config_path, config.to_string()).expect("configuration written");
 
@@ -435,12 +429,4 @@ fn flatten(table: &toml::Table) -> BTreeMap<String, toml::Value> {
     let mut out = BTreeMap::new();
     walk("", &toml::Value::Table(table.clone()), &mut out);
     out
-}
-
-/// A loopback port nobody listens on right now.
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port()
 }
