@@ -2,7 +2,8 @@
 //! aggregate: a user of a clearinghouse whose root is added is refused
 //! before, and after the reload admitted by TLS and authorised by a
 //! credential that clearinghouse signed, with no restart; users of the old
-//! roots are still served. A roots directory that does not read keeps the
+//! roots are still served, and once the root is removed and the roots
+//! reloaded again, its users are refused. A roots directory that does not read keeps the
 //! old roots in force and says so in the log.
 
 use chrono::{Duration as Days, Utc};
@@ -116,6 +117,15 @@ fn sighup_with_a_new_root_admits_its_users_and_their_credentials_without_a_resta
     );
     // The roots already there still admit alice.
     call(&mut aggregate.client(3), "GetVersion", vec![]).ok();
+
+    // Removed again, the partner's users are refused on new connections.
+    std::fs::remove_file(aggregate.file("trusted/partner.pem")).expect("root removed");
+    reload(&aggregate, "trust roots reloaded");
+    let after = partner.client(&aggregate).call("GetVersion", &[]);
+    assert!(
+        refused(&after),
+        "bob accepted after his root was removed: {after:?}"
+    );
 }
 
 #[test]
