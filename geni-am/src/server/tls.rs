@@ -121,8 +121,9 @@ fn handshake_store(trust: &TrustStore) -> Result<X509Store, openssl::error::Erro
 /// `trust` ([`TrustStore::replace`], on SIGHUP): while the roots are
 /// those the acceptor was built with, the context's store serves every
 /// handshake; once they changed, each handshake is given a store of the
-/// roots in force when its ClientHello arrives (a few microseconds per
-/// root, until the next start). The check after the handshake
+/// roots in force when its ClientHello arrives (built for each handshake
+/// until the next start: OpenSSL stores cannot be shared between
+/// connections through this API). The check after the handshake
 /// ([`peer_identity`]) uses the same shared `trust`.
 pub fn follow_reloads(builder: &mut SslAcceptorBuilder, trust: Arc<TrustStore>) {
     let built_with = trust.generation();
