@@ -12,7 +12,7 @@
 # current user is created; DATABASE_URL then points at it. Suites create
 # and drop one database per test on that server. GENI_AM_REQUIRE_ALL=1
 # makes a suite fail rather than skip an optional half (PostgreSQL,
-# geni-lib, xmlsec1).
+# geni-lib, xmlsec1, cargo-deb, systemd-analyze, promtool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
