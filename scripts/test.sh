@@ -4,14 +4,16 @@
 # corpus, property and end-to-end suites; benches run once as tests), the
 # end-to-end suites on SQLite and on PostgreSQL, and the geni-lib interop
 # test in a Python virtual environment; Debian's chromium (installed when
-# missing) renders the operator dashboard.
+# missing) renders the operator dashboard; the Debian package (built from the
+# debug binary with cargo-deb, installed when missing), its systemd unit
+# and the Prometheus alert rules.
 #
 # PostgreSQL: when DATABASE_URL is not set, a local server is installed
 # (Debian's postgresql) and started when missing, and a role for the
 # current user is created; DATABASE_URL then points at it. Suites create
 # and drop one database per test on that server. GENI_AM_REQUIRE_ALL=1
 # makes a suite fail rather than skip an optional half (PostgreSQL,
-# geni-lib, xmlsec1, chromium).
+# geni-lib, xmlsec1, chromium, cargo-deb, systemd-analyze, promtool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -19,6 +21,19 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
+# The packaging suite (tests/tests/package.rs): cargo-deb and dpkg-dev build
+# the .deb, systemd-analyze (Debian's systemd) checks the unit, promtool
+# (Debian's prometheus) checks the alert rules.
+scripts/install-cargo-deb.sh
+tools=()
+command -v systemd-analyze >/dev/null 2>&1 || tools+=(systemd)
+command -v promtool >/dev/null 2>&1 || tools+=(prometheus)
+if [ ${#tools[@]} -gt 0 ]; then
+  echo "test: installing ${tools[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${tools[@]}"
+fi
 
 # Runs a command as the postgres superuser.
 as_postgres() {

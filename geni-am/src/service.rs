@@ -17,7 +17,7 @@ use crate::api::{Api, Endpoints};
 use crate::config::{Config, ServerConfig, StoreConfig};
 use crate::core::{self, Aggregate, Policy, SshAccess};
 use crate::operator;
-use crate::server::{self, Handler};
+use crate::server::Handler;
 use crate::store::Store;
 use anyhow::Context;
 use chrono::TimeDelta;
@@ -40,9 +40,10 @@ pub struct Service {
 }
 
 /// Builds the service from its configuration: opens the store (applying
-/// migrations), starts the backend and jobs, and the AM API over them.
-pub fn build(config: Config) -> anyhow::Result<Service> {
-    let trust = server::load_trust(&config.server)?;
+/// migrations), starts the backend and jobs, and the AM API over them,
+/// checking credentials against `trust` (the roots the server's TLS
+/// verifies clients with, so that a reload of them reaches both).
+pub fn build(config: Config, trust: Arc<TrustStore>) -> anyhow::Result<Service> {
     let store = open_store(&config.store)?;
     let background = launch(&config, store.clone())?;
     let aggregate = Aggregate::new(store, aggregate_config(&config))?;

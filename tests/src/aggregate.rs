@@ -41,24 +41,7 @@ impl Aggregate {
     pub fn start_with(store: Store, edit: impl FnOnce(&mut toml::Table)) -> Aggregate {
         let dir = tempfile::tempdir().expect("temporary directory");
         let port = free_port();
-        let init = Command::new(crate::geni_am_bin())
-            .args([
-                "dev",
-                "init",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-            ])
-            .arg("--dir")
-            .arg(dir.path())
-            .output()
-            .expect("geni-am dev init runs");
-        assert!(
-            init.status.success(),
-            "geni-am dev init failed: {}",
-            String::from_utf8_lossy(&init.stderr)
-        );
+        dev_init(&crate::geni_am_bin(), dir.path(), port);
         let config = dir.path().join("geni-am.toml");
         let mut table: toml::Table = std::fs::read_to_string(&config)
             .expect("dev init wrote a configuration")
@@ -277,8 +260,26 @@ fn spawn_serve(config: &Path, log: &Path, port: u16) -> Child {
     }
 }
 
+/// Runs `bin dev init` into `dir` for an aggregate on 127.0.0.1:`port`:
+/// a development PKI (`ca-cert.pem`, `am-cert.pem`, `alice-cert.pem`, the
+/// roots in `trusted/`) and `geni-am.toml`.
+pub fn dev_init(bin: &Path, dir: &Path, port: u16) {
+    let init = Command::new(bin)
+        .args(["dev", "init", "--host", "127.0.0.1", "--port"])
+        .arg(port.to_string())
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .expect("geni-am dev init runs");
+    assert!(
+        init.status.success(),
+        "geni-am dev init failed: {}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+}
+
 /// A loopback port nobody listens on right now.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .and_then(|l| l.local_addr())
         .expect("a free port")

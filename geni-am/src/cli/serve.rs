@@ -9,6 +9,14 @@
 //! health, dashboard; [`crate::operator`]) on a thread of its own. Logs go
 //! to standard error as text or JSON (`[log]`; `RUST_LOG` overrides the
 //! configured level).
+//!
+//! Under systemd (`deploy/geni-am.service`, `Type=notify`) it tells the
+//! service manager when it is ready, reloading and stopping, and keeps its
+//! watchdog fed while the server answers ([`systemd`]); SIGHUP re-reads
+//! the trust roots without a restart ([`reload`]).
+
+mod reload;
+mod systemd;
 
 use crate::config::{Config, LogConfig, LogFormat};
 use crate::operator;
@@ -19,6 +27,7 @@ use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Arguments of `geni-am serve`.
 #[derive(Debug, Args)]
@@ -50,23 +59,36 @@ impl ServeArgs {
 }
 
 fn serve(config: Config) -> anyhow::Result<()> {
-    let bound = server::bind(&config.server, server::load_trust(&config.server)?)?;
+    let trust = server::load_trust(&config.server)?;
+    let bound = server::bind(&config.server, Arc::clone(&trust))?;
+    let addr = bound.local_addr()?;
     let operator = match config.operator.enabled {
         true => Some(operator::bind(&config.operator)?),
         false => None,
     };
-    let service = service::build(config)?;
+    let service = service::build(config, trust)?;
     let _operator = match operator {
         Some(operator) => Some(operator.spawn(service.sources())?),
         None => None,
     };
     service::memory::start_trimmer().context("cannot start the memory trimmer")?;
+    reload::start(
+        Arc::clone(&service.trust),
+        service.config.server.trust_roots.clone(),
+    )
+    .context("cannot handle SIGHUP")?;
     tracing::info!(
         listen = %service.config.server.listen,
         url = %service.config.server.api_url(3),
         "geni-am serving"
     );
-    bound.run(service.handler).context("the server stopped")?;
+    // The ports are bound and the store open: connections from now on wait
+    // at most until the server below starts answering them.
+    systemd::ready();
+    systemd::start_watchdog(addr).context("cannot start the systemd watchdog")?;
+    let outcome = bound.run(service.handler);
+    systemd::stopping();
+    outcome.context("the server stopped")?;
     tracing::info!("geni-am stopped");
     Ok(())
 }

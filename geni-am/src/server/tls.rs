@@ -20,6 +20,9 @@
 //! included) but no chain; its check is the chain the leaf verified with
 //! when the session was established, again if still valid.
 //!
+//! The roots can be replaced while the server runs ([`follow_reloads`]):
+//! handshakes that start afterwards verify against the new ones.
+//!
 //! Legacy client certificates (MD5/SHA-1 signatures, 1024-bit RSA) are
 //! accepted without lowering the security level of the TLS session itself:
 //! the verify callback forgives exactly the "too weak" chain errors, and
@@ -30,10 +33,10 @@ use crate::config::TlsIdentity;
 use chrono::Utc;
 use geni_credentials::{TrustError, TrustStore, VerifiedChain};
 use openssl::ssl::{
-    SslAcceptor, SslAcceptorBuilder, SslMethod, SslOptions, SslRef, SslSessionCacheMode,
-    SslVerifyMode, SslVersion,
+    ClientHelloResponse, SslAcceptor, SslAcceptorBuilder, SslMethod, SslOptions, SslRef,
+    SslSessionCacheMode, SslVerifyMode, SslVersion,
 };
-use openssl::x509::store::X509StoreBuilder;
+use openssl::x509::store::{X509Store, X509StoreBuilder};
 use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509, X509StoreContextRef};
 use openssl_sys as ffi;
@@ -94,12 +97,7 @@ pub fn acceptor(
     }
     builder.set_private_key(&identity.key)?;
     builder.check_private_key()?;
-    let mut store = X509StoreBuilder::new()?;
-    for root in trust.roots() {
-        store.add_cert(root.x509().clone())?;
-    }
-    store.set_flags(X509VerifyFlags::PARTIAL_CHAIN)?;
-    builder.set_cert_store(store.build());
+    builder.set_cert_store(handshake_store(trust)?);
     builder.set_verify_callback(
         SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT,
         verify_peer,
@@ -115,6 +113,35 @@ pub fn acceptor(
     builder.set_options(SslOptions::NO_TICKET);
     builder.set_num_tickets(TLS13_TICKETS)?;
     Ok(builder)
+}
+
+/// The OpenSSL store the handshake verifies client chains with: the
+/// roots `trust` holds now.
+fn handshake_store(trust: &TrustStore) -> Result<X509Store, openssl::error::ErrorStack> {
+    let mut store = X509StoreBuilder::new()?;
+    for root in trust.roots() {
+        store.add_cert(root.x509().clone())?;
+    }
+    store.set_flags(X509VerifyFlags::PARTIAL_CHAIN)?;
+    Ok(store.build())
+}
+
+/// Makes the handshakes of `builder` follow replacements of the roots of
+/// `trust` ([`TrustStore::replace`], on SIGHUP): while the roots are
+/// those the acceptor was built with, the context's store serves every
+/// handshake; once they changed, each handshake is given a store of the
+/// roots in force when its ClientHello arrives (built for each handshake
+/// until the next start: OpenSSL stores cannot be shared between
+/// connections through this API). The check after the handshake
+/// ([`peer_identity`]) uses the same shared `trust`.
+pub fn follow_reloads(builder: &mut SslAcceptorBuilder, trust: Arc<TrustStore>) {
+    let built_with = trust.generation();
+    builder.set_client_hello_callback(move |ssl, _alert| {
+        if trust.generation() != built_with {
+            ssl.set_verify_cert_store(handshake_store(&trust)?)?;
+        }
+        Ok(ClientHelloResponse::SUCCESS)
+    });
 }
 
 /// Verifies the peer chain of an established session with the trust store

@@ -47,7 +47,7 @@ impl Store {
                 message: "no such file (a store is created by `geni-am serve`)".to_owned(),
             });
         }
-        Store::pooled(url, max_connections, Arc::default())
+        Store::pooled(url, max_connections, Arc::default(), Arc::default())
     }
 
     /// The versions of the migrations this build has that the database

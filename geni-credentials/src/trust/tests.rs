@@ -113,3 +113,20 @@ fn a_refusal_is_not_remembered() {
     store.add_root(gcf("ch-cert.pem").remove(0));
     store.verify_chain(&alice, year(2014)).unwrap();
 }
+
+#[test]
+fn a_shared_store_whose_roots_are_replaced_verifies_against_the_new_ones_only() {
+    let alice = gcf("alice-cert.pem");
+    let shared = Arc::new(TrustStore::new());
+    let before = shared.generation();
+    assert!(shared.verify(&alice[0], &[], year(2014)).is_err());
+    let other_holder = Arc::clone(&shared);
+    other_holder.replace(gcf_roots());
+    assert_ne!(shared.generation(), before);
+    let verified = shared.verify(&alice[0], &[], year(2014)).unwrap();
+    assert!(verified.root().same_cert(&gcf("ch-cert.pem")[0]));
+    assert_eq!(shared.roots().len(), 1);
+    // Back to no roots: what verified before is not served from a cache.
+    shared.replace(TrustStore::new());
+    assert!(shared.verify(&alice[0], &[], year(2014)).is_err());
+}
