@@ -22,10 +22,12 @@ pub mod hot;
 mod language;
 mod model;
 pub mod radl;
+mod rspec;
 pub mod tosca;
 
-pub use language::Language;
+pub use language::{Language, Translator};
 pub use model::{
     Execute, Inputs, Install, Interface, Ipv4Address, Link, Node, Offer, OfferedImage,
     OfferedSliverType, Output, OutputValue, Refusal, Refusals, Request, Scalar, Size,
 };
+pub use rspec::OUTPUTS_NS;
