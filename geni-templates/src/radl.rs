@@ -90,3 +90,6 @@ impl FloorCharBoundary for str {
         index
     }
 }
+
+#[cfg(test)]
+mod tests;
