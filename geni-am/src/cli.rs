@@ -8,6 +8,7 @@ pub mod cred;
 pub mod dev;
 pub mod rspec;
 pub mod serve;
+pub mod translate;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -45,6 +46,9 @@ pub enum Command {
     /// images, networks, hosts, quotas).
     #[command(subcommand)]
     Backend(backend::BackendCommand),
+    /// Print the GENI v3 request RSpec a TOSCA, RADL or HOT template
+    /// becomes.
+    Translate(translate::TranslateArgs),
 }
 
 impl Cli {
@@ -58,6 +62,7 @@ impl Cli {
             Command::Dev(cmd) => cmd.run(),
             Command::Bench(args) => args.run(),
             Command::Backend(cmd) => cmd.run(),
+            Command::Translate(args) => args.run(),
         }
     }
 }

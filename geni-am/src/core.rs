@@ -24,6 +24,7 @@ mod merge;
 pub mod naming;
 mod report;
 mod select;
+pub mod templates;
 mod v2;
 
 pub use actions::Action;
