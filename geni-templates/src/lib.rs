@@ -23,6 +23,7 @@ mod language;
 mod model;
 pub mod radl;
 pub mod tosca;
+mod yaml;
 
 pub use language::Language;
 pub use model::{
