@@ -65,7 +65,14 @@ impl Params {
                     .clone()
                     .or_else(|| definition.get("default").filter(|d| !d.is_null()).cloned());
                 match &value {
-                    Some(v) => check(name, definition, v, dialect, problems),
+                    // A refused value is not used further, so that it is
+                    // refused once, not again by everything using it.
+                    Some(v) => {
+                        if !check(name, definition, v, dialect, problems) {
+                            values.insert(name.to_owned(), None);
+                            continue;
+                        }
+                    }
                     None if definition.get("required").and_then(Yaml::as_bool) == Some(true) => {
                         problems.refuse(
                             key.line,
@@ -108,7 +115,13 @@ fn given_value(value: &Scalar, line: usize, column: usize) -> Yaml {
 
 /// Checks `value` of input `name` against the type and constraints of
 /// its `definition`.
-fn check(name: &str, definition: &Yaml, value: &Yaml, dialect: Dialect, problems: &mut Problems) {
+fn check(
+    name: &str,
+    definition: &Yaml,
+    value: &Yaml,
+    dialect: Dialect,
+    problems: &mut Problems,
+) -> bool {
     let noun = dialect.noun();
     let line = definition.line.max(value.line);
     let kind = definition
@@ -130,8 +143,9 @@ fn check(name: &str, definition: &Yaml, value: &Yaml, dialect: Dialect, problems
                 value.describe()
             ),
         );
-        return;
+        return false;
     }
+    let mut ok = true;
     for constraint in definition
         .get("constraints")
         .map(Yaml::items)
@@ -141,26 +155,33 @@ fn check(name: &str, definition: &Yaml, value: &Yaml, dialect: Dialect, problems
             let Some(op) = key.as_str() else { continue };
             match holds(op, bound, value, dialect) {
                 Ok(true) => {}
-                Ok(false) => problems.refuse(
-                    constraint.line,
-                    format!(
-                        "{noun} '{name}' is {}, which breaks its constraint {op}: {}{}",
-                        value.describe(),
-                        show(bound),
-                        constraint
-                            .get("description")
-                            .and_then(Yaml::as_str)
-                            .map(|d| format!(" ({})", d.trim()))
-                            .unwrap_or_default()
-                    ),
-                ),
-                Err(why) => problems.refuse(
-                    constraint.line,
-                    format!("{noun} '{name}': constraint {op}: {why}"),
-                ),
+                Ok(false) => {
+                    ok = false;
+                    problems.refuse(
+                        constraint.line,
+                        format!(
+                            "{noun} '{name}' is {}, which breaks its constraint {op}: {}{}",
+                            value.describe(),
+                            show(bound),
+                            constraint
+                                .get("description")
+                                .and_then(Yaml::as_str)
+                                .map(|d| format!(" ({})", d.trim()))
+                                .unwrap_or_default()
+                        ),
+                    );
+                }
+                Err(why) => {
+                    ok = false;
+                    problems.refuse(
+                        constraint.line,
+                        format!("{noun} '{name}': constraint {op}: {why}"),
+                    );
+                }
             }
         }
     }
+    ok
 }
 
 /// Whether `value` satisfies constraint `op` with `bound`.
