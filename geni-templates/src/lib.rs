@@ -24,6 +24,7 @@ mod model;
 pub mod radl;
 mod rspec;
 pub mod tosca;
+mod yaml;
 
 pub use language::{Language, Translator};
 pub use model::{

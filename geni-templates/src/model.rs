@@ -24,7 +24,11 @@ pub struct OfferedSliverType {
     pub name: String,
     /// The largest size a request may ask for, when the type can be sized.
     pub max_size: Option<Size>,
-    /// The images it boots.
+    /// The size a VM of the type gets when a request does not size it;
+    /// a template that sizes only some of cores and memory gets the rest
+    /// from here.
+    pub default_size: Size,
+    /// The images it boots, the default first.
     pub images: Vec<OfferedImage>,
 }
 

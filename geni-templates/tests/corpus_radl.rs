@@ -30,6 +30,11 @@ fn offer() -> Offer {
             ram_mb,
             disk_gb: Some(40),
         }),
+        default_size: Size {
+            cores: 1,
+            ram_mb: ram_mb.min(1024),
+            disk_gb: None,
+        },
         images: vec![ubuntu.clone()],
     };
     Offer {

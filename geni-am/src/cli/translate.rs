@@ -168,6 +168,11 @@ fn offer(config: &Config) -> Offer {
                     t.max_ram_mb.unwrap_or(t.memory_mb),
                     t.max_disk_gb,
                 ),
+                default_size: Size {
+                    cores: t.cpus,
+                    ram_mb: t.memory_mb,
+                    disk_gb: None,
+                },
                 images: t
                     .disk_images
                     .iter()
@@ -192,6 +197,11 @@ fn offer(config: &Config) -> Offer {
                     t.max_ram_mb.unwrap_or(t.memory_mb),
                     t.max_disk_gb,
                 ),
+                default_size: Size {
+                    cores: t.vcpu,
+                    ram_mb: t.memory_mb,
+                    disk_gb: None,
+                },
                 images: one
                     .images
                     .iter()

@@ -65,11 +65,18 @@ fn offered(spec: &SliverTypeSpec) -> OfferedSliverType {
         }),
         _ => None,
     };
+    let own_cores = spec.cores.unwrap_or(spec.cpus);
+    let default_size = Size {
+        cores: u32::try_from(own_cores).unwrap_or(1),
+        ram_mb: u64::try_from(spec.memory_mb).unwrap_or(0),
+        disk_gb: None,
+    };
     let mut images: Vec<_> = spec.disk_images.iter().collect();
     images.sort_by_key(|i| !i.default);
     OfferedSliverType {
         name: spec.name.clone(),
         max_size,
+        default_size,
         images: images
             .into_iter()
             .map(|i| OfferedImage {

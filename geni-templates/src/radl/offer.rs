@@ -7,12 +7,6 @@
 use super::ast::Op;
 use crate::{Offer, OfferedImage, OfferedSliverType, Size};
 
-/// Cores a system gets when only its memory is constrained.
-pub(super) const DEFAULT_CORES: u32 = 1;
-/// Memory (MiB) a system gets when only its cores are constrained (less
-/// when a `<=` bound or the sliver type says so).
-pub(super) const DEFAULT_RAM_MB: u64 = 1024;
-
 /// One `feature op number` bound.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Bound {
@@ -57,19 +51,21 @@ pub(super) struct Choice {
 }
 
 impl Wants {
-    /// The size asked for, before any sliver type's bounds; `None` when
-    /// nothing is constrained. `Err` names the bound nothing satisfies.
-    fn size(&self) -> Result<Option<Size>, &'static str> {
+    /// The size asked of a type whose own size is `default`: the smallest
+    /// satisfying each bound, the type's own where none is given; `None`
+    /// when nothing is constrained. `Err` names the bound nothing
+    /// satisfies.
+    fn size(&self, default: Size) -> Result<Option<Size>, &'static str> {
         if self.cores.is_none() && self.ram_mb.is_none() && self.disk_gb.is_none() {
             return Ok(None);
         }
         let cores = match self.cores {
-            Some(b) => b.smallest(u64::from(DEFAULT_CORES)).ok_or("cpu.count")?,
-            None => u64::from(DEFAULT_CORES),
+            Some(b) => b.smallest(u64::from(default.cores)).ok_or("cpu.count")?,
+            None => u64::from(default.cores),
         };
         let ram_mb = match self.ram_mb {
-            Some(b) => b.smallest(DEFAULT_RAM_MB).ok_or("memory.size")?,
-            None => DEFAULT_RAM_MB,
+            Some(b) => b.smallest(default.ram_mb).ok_or("memory.size")?,
+            None => default.ram_mb,
         };
         let disk_gb = match self.disk_gb {
             Some(b) => Some(b.smallest(1).ok_or("disk.0.size")?),
@@ -85,16 +81,6 @@ impl Wants {
     /// Chooses sliver type, size and image from `offer`, or says why none
     /// fits.
     pub fn choose(&self, offer: &Offer) -> Result<Choice, String> {
-        let size = self
-            .size()
-            .map_err(|feature| format!("{feature}: no size satisfies this bound"))?;
-        let ram_free = matches!(
-            self.ram_mb,
-            None | Some(Bound {
-                op: Op::Le | Op::Lt,
-                ..
-            })
-        );
         let candidates: Vec<&OfferedSliverType> = match &self.instance_type {
             Some(name) => {
                 let named = offer
@@ -116,12 +102,19 @@ impl Wants {
         if candidates.is_empty() {
             return Err("this aggregate offers no sliver type".into());
         }
-        let sized: Vec<(&OfferedSliverType, Option<Size>)> = candidates
-            .iter()
-            .filter_map(|t| fit(t, size, ram_free).map(|s| (*t, s)))
-            .collect();
+        let mut sized: Vec<(&OfferedSliverType, Option<Size>)> = Vec::new();
+        let mut asked = None;
+        for kind in &candidates {
+            let size = self
+                .size(kind.default_size)
+                .map_err(|feature| format!("{feature}: no size satisfies this bound"))?;
+            asked = asked.or(size);
+            if fit(kind, size) {
+                sized.push((kind, size));
+            }
+        }
         let Some(&(_, _)) = sized.first() else {
-            let size = size.unwrap_or_default();
+            let size = asked.unwrap_or_default();
             return Err(format!(
                 "{} cores, {} MiB{} asked; {}",
                 size.cores,
@@ -254,26 +247,21 @@ impl Wants {
     }
 }
 
-/// `size` made to fit `kind`: `Some(None)` when nothing is asked, `None`
-/// when it does not fit.
-/// `ram_free`: the memory is a default, not asked for, and shrinks to
-/// what the type gives.
-fn fit(kind: &OfferedSliverType, size: Option<Size>, ram_free: bool) -> Option<Option<Size>> {
-    let Some(mut size) = size else {
-        return Some(None);
+/// Whether `kind` can give `size` (any type can give its own).
+fn fit(kind: &OfferedSliverType, size: Option<Size>) -> bool {
+    let Some(size) = size else {
+        return true;
     };
-    let max = kind.max_size?;
-    if ram_free {
-        size.ram_mb = size.ram_mb.min(max.ram_mb);
-    }
-    let fits = size.cores <= max.cores
+    let Some(max) = kind.max_size else {
+        return size == kind.default_size;
+    };
+    size.cores <= max.cores
         && size.ram_mb <= max.ram_mb
         && match (size.disk_gb, max.disk_gb) {
             (Some(want), Some(most)) => want <= most,
             (Some(_), None) => false,
             (None, _) => true,
-        };
-    fits.then_some(Some(size))
+        }
 }
 
 /// Whether `url` (or its last path segment) names `image`.

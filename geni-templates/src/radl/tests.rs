@@ -13,6 +13,11 @@ fn offer() -> Offer {
                 ram_mb: 8192,
                 disk_gb: Some(40),
             }),
+            default_size: Size {
+                cores: 1,
+                ram_mb: 1024,
+                disk_gb: None,
+            },
             images: vec![
                 OfferedImage {
                     name: "urn:publicid:IDN+am.example+image+ubuntu-22.04".into(),

@@ -1,0 +1,197 @@
+//! Translating small TOSCA templates: what maps and what is refused.
+
+use super::translate;
+use crate::yaml::choose::tests::example_offer;
+use crate::{Inputs, OutputValue, Scalar, Size};
+
+const HEAD: &str = "tosca_definitions_version: tosca_simple_yaml_1_0\n";
+
+fn ok(body: &str, inputs: &Inputs) -> crate::Request {
+    translate("t.yml", &format!("{HEAD}{body}"), inputs, &example_offer())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn refused(body: &str, inputs: &Inputs) -> String {
+    translate("t.yml", &format!("{HEAD}{body}"), inputs, &example_offer())
+        .unwrap_err()
+        .to_string()
+}
+
+const VM: &str = "topology_template:
+  inputs:
+    cpus:
+      type: integer
+      default: 2
+      constraints:
+        - in_range: [1, 4]
+  node_templates:
+    vm:
+      type: Compute
+      capabilities:
+        host:
+          properties:
+            num_cpus: { get_input: cpus }
+            mem_size: 2 GB
+            disk_size: 10 GB
+        os:
+          properties:
+            type: linux
+            distribution: ubuntu
+            version: 22.04
+  outputs:
+    ip:
+      value: { get_attribute: [vm, public_address] }
+    greeting:
+      value: { concat: [hello, ' ', { get_input: cpus }] }
+";
+
+#[test]
+fn a_compute_node_becomes_a_sized_vm_with_the_matching_image() {
+    let request = ok(VM, &Inputs::new());
+    let vm = &request.nodes[0];
+    assert_eq!(vm.client_id, "vm");
+    assert_eq!(vm.sliver_type.as_deref(), Some("default-vm"));
+    assert_eq!(
+        vm.size,
+        Some(Size {
+            cores: 2,
+            ram_mb: 2048,
+            disk_gb: Some(10)
+        })
+    );
+    assert_eq!(
+        vm.image.as_deref(),
+        Some("urn:publicid:IDN+am.example.org+image+ubuntu-22.04")
+    );
+    assert_eq!(
+        request.outputs[0].value,
+        OutputValue::Address {
+            node: "vm".into(),
+            interface: None
+        }
+    );
+    assert_eq!(
+        request.outputs[1].value,
+        OutputValue::Literal("hello 2".into())
+    );
+}
+
+#[test]
+fn an_input_value_breaking_its_constraint_is_refused() {
+    let inputs: Inputs = [("cpus".to_string(), Scalar::Int(8))].into();
+    let err = refused(VM, &inputs);
+    assert_eq!(
+        err,
+        "t.yml:8: input 'cpus' is '8', which breaks its constraint in_range: [1, 4]"
+    );
+}
+
+#[test]
+fn an_unknown_image_is_refused_naming_the_images_offered() {
+    let err = refused(&VM.replace("22.04\n", "12.04\n"), &Inputs::new());
+    assert!(err.starts_with("t.yml:10: node 'vm': no offered image matches the operating system type linux, distribution ubuntu, version 12.04; the images offered are: urn:publicid:IDN+am.example.org+image+ubuntu-22.04"), "{err}");
+}
+
+#[test]
+fn a_get_input_of_an_undeclared_input_is_refused_naming_it() {
+    let err = refused(
+        &VM.replace(
+            "get_input: cpus }\n            mem",
+            "get_input: cores }\n            mem",
+        ),
+        &Inputs::new(),
+    );
+    assert_eq!(
+        err,
+        "t.yml:15: get_input 'cores': the template declares no such input"
+    );
+}
+
+#[test]
+fn a_software_component_is_refused_with_its_line() {
+    let body = "topology_template:\n  node_templates:\n    db:\n      type: tosca.nodes.Database\n    vm:\n      type: tosca.nodes.Compute\n";
+    assert_eq!(
+        refused(body, &Inputs::new()),
+        "t.yml:5: node 'db' of type tosca.nodes.Database: a database, a software component: not supported by this aggregate"
+    );
+}
+
+#[test]
+fn ports_on_a_network_get_addresses_from_the_pool_in_order() {
+    let body = "topology_template:
+  node_templates:
+    a: { type: Compute }
+    b: { type: Compute }
+    net:
+      type: tosca.nodes.network.Network
+      properties: { cidr: 10.1.0.0/24, start_ip: 10.1.0.10, gateway_ip: 10.1.0.1 }
+    pa:
+      type: tosca.nodes.network.Port
+      requirements: [ { binding: a }, { link: net } ]
+    pb:
+      type: tosca.nodes.network.Port
+      properties: { ip_address: 10.1.0.10 }
+      requirements: [ { binding: { node: b } }, { link: { node: net } } ]
+  outputs:
+    b_ip: { value: { get_attribute: [pb, ip_address] } }
+";
+    let request = ok(body, &Inputs::new());
+    let address = |i: usize| {
+        request.nodes[i].interfaces[0]
+            .ipv4
+            .unwrap()
+            .address
+            .to_string()
+    };
+    assert_eq!(
+        (address(0).as_str(), address(1).as_str()),
+        ("10.1.0.11", "10.1.0.10")
+    );
+    assert_eq!(request.nodes[0].interfaces[0].client_id, "pa");
+    assert_eq!(request.links[0].client_id, "net");
+    assert_eq!(request.links[0].interfaces, ["pa", "pb"]);
+    assert_eq!(
+        request.outputs[0].value,
+        OutputValue::Address {
+            node: "b".into(),
+            interface: Some("pb".into())
+        }
+    );
+}
+
+#[test]
+fn boot_scripts_at_urls_run_and_csar_files_and_playbooks_are_refused() {
+    let body = "topology_template:
+  node_templates:
+    vm:
+      type: Compute
+      interfaces:
+        Standard:
+          create:
+            implementation: https://example.org/setup.sh
+            inputs: { ROLE: web }
+          configure: scripts/configure.sh
+          start: https://example.org/site.yml
+";
+    let err = refused(body, &Inputs::new());
+    assert!(err.contains("t.yml:11: node 'vm': operation configure ('scripts/configure.sh'): a file beside the template"), "{err}");
+    assert!(err.contains("t.yml:12: node 'vm': operation start ('https://example.org/site.yml'): an Ansible playbook"), "{err}");
+    let request = ok(&body.replace("          configure: scripts/configure.sh\n          start: https://example.org/site.yml\n", ""), &Inputs::new());
+    assert_eq!(
+        request.nodes[0].executes[0].command,
+        "curl -fsSL 'https://example.org/setup.sh' | env ROLE='web' sh"
+    );
+}
+
+#[test]
+fn unresolvable_imports_and_policies_are_refused() {
+    let body = "imports:\n  - custom_types/wordpress.yaml\ntopology_template:\n  node_templates:\n    vm: { type: Compute }\n  policies:\n    - grow:\n        type: tosca.policies.Scaling\n";
+    let err = refused(body, &Inputs::new());
+    assert!(
+        err.contains(
+            "t.yml:3: imports 'custom_types/wordpress.yaml': the aggregate fetches nothing"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("t.yml:8: policy 'grow' of type tosca.policies.Scaling: scaling (autoscaling) policies: not supported"), "{err}");
+}

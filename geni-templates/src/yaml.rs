@@ -1,0 +1,70 @@
+//! What the two YAML languages (TOSCA and HOT) share: the bounded YAML
+//! loader with line numbers ([`tree`]), sizes, versions and addresses
+//! ([`values`]), inputs and parameters with their constraints
+//! ([`params`]), choosing a sliver type, size and image from the
+//! aggregate's [`Offer`](crate::Offer) ([`choose`]), addresses for
+//! interfaces on a link ([`addressing`]), and collecting refusals in
+//! document order ([`Problems`]).
+
+pub(crate) mod addressing;
+pub(crate) mod choose;
+pub(crate) mod params;
+pub(crate) mod tree;
+pub(crate) mod values;
+
+use crate::{Refusal, Refusals};
+pub(crate) use tree::Yaml;
+
+/// The refusals of one translation, gathered as the document is read so
+/// that a user sees every construct refused at once.
+#[derive(Debug, Default)]
+pub(crate) struct Problems {
+    refusals: Vec<Refusal>,
+}
+
+impl Problems {
+    /// Refuses what is at `line` with `message`.
+    pub fn refuse(&mut self, line: usize, message: impl Into<String>) {
+        self.refusals.push(Refusal {
+            line,
+            column: None,
+            message: message.into(),
+        });
+    }
+
+    /// Keeps a refusal made elsewhere.
+    pub fn push(&mut self, refusal: Refusal) {
+        self.refusals.push(refusal);
+    }
+
+    /// Whether nothing has been refused.
+    pub fn is_empty(&self) -> bool {
+        self.refusals.is_empty()
+    }
+
+    /// The refusals of `source`, in line order, or `Ok(value)` when there
+    /// are none.
+    pub fn finish<T>(mut self, source: &str, value: T) -> Result<T, Refusals> {
+        if self.refusals.is_empty() {
+            return Ok(value);
+        }
+        self.refusals.sort_by_key(|r| r.line);
+        Err(Refusals {
+            document: source.to_owned(),
+            refusals: self.refusals,
+        })
+    }
+}
+
+/// Loads `text` as the YAML document named `source`, or refuses it with
+/// the line and column of what is malformed or beyond the bounds.
+pub(crate) fn load(source: &str, text: &str) -> Result<Yaml, Refusals> {
+    tree::load(text).map_err(|e| Refusals {
+        document: source.to_owned(),
+        refusals: vec![Refusal {
+            line: e.line,
+            column: e.column,
+            message: e.message,
+        }],
+    })
+}
