@@ -286,27 +286,32 @@ fn template_inputs_reach_the_template_and_malformed_ones_are_badargs_naming_the_
 }
 
 #[test]
-fn a_tosca_template_allocates_through_a_plain_xmlrpc_client() {
+fn a_tosca_template_allocates_through_a_plain_xmlrpc_client_with_its_outputs_in_the_manifest() {
     let aggregate = start();
     let mut client = aggregate.client(3);
     let credential = aggregate.read("demo-slice-cred.xml");
     let text = corpus(
-        "languages/tosca/openstack-heat-translator__samples_tests_data_tosca_helloworld.yaml",
+        "languages/tosca/openstack-heat-translator__samples_tests_data_tosca_single_server.yaml",
     );
-    let answer = allocate(&mut client, &credential, &text, st(vec![]));
-    if answer.code == 0 {
-        let manifest = answer.rspec();
-        assert_eq!(node_client_ids(&manifest), ["my_server"], "{manifest}");
-        delete_slice(&mut client, &credential);
-    } else {
-        // The TOSCA front end is not on this branch yet.
-        assert_eq!(answer.code, 1);
-        assert!(
-            answer.output.contains("not translated yet"),
-            "{}",
-            answer.output
-        );
-    }
+    let inputs = st(vec![(
+        "geni_template_inputs",
+        st(vec![("cpus", Value::Integer(2))]),
+    )]);
+    let manifest = allocate(&mut client, &credential, &text, inputs)
+        .ok()
+        .rspec();
+    assert_eq!(node_client_ids(&manifest), ["my_server"], "{manifest}");
+    assert!(manifest.contains("cores=\"2\""), "{manifest}");
+    // The outputs extension passes into the manifest like any extension.
+    assert!(
+        manifest.contains("xmlns:tmpl=\"http://geni-am.org/resources/rspec/ext/templates/1\""),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("<tmpl:output name=\"private_ip\" node=\"my_server\""),
+        "{manifest}"
+    );
+    delete_slice(&mut client, &credential);
 }
 
 #[test]
