@@ -259,3 +259,63 @@ fn a_document_too_large_is_refused() {
     let text = format!("system a ()\n{}", "#".repeat(super::MAX_DOCUMENT_BYTES));
     assert!(refused(&text).contains("at most 1048576 are accepted"));
 }
+
+mod properties {
+    use super::offer;
+    use crate::Inputs;
+    use crate::radl::translate;
+    use proptest::prelude::*;
+
+    /// Fragments RADL documents are made of, to build near-RADL text.
+    const PIECES: [&str; 24] = [
+        "system ",
+        "network ",
+        "deploy ",
+        "configure ",
+        "contextualize ",
+        "a ",
+        "(",
+        ")",
+        " and ",
+        "cpu.count",
+        ">=",
+        "=",
+        "'x'",
+        "2",
+        "512M",
+        "@begin\n#!/bin/sh\n",
+        "@end",
+        "\n",
+        "# c\n",
+        "net_interface.0.connection",
+        "@input.n@",
+        "contains",
+        "[",
+        "\"",
+    ];
+
+    proptest! {
+        #[test]
+        fn any_text_translates_or_is_refused_with_a_place(text in ".{0,200}") {
+            if let Err(refusals) = translate("p", &text, &Inputs::new(), &offer()) {
+                prop_assert!(!refusals.refusals.is_empty());
+                for r in &refusals.refusals {
+                    prop_assert!(r.line >= 1 && r.column.is_some_and(|c| c >= 1));
+                }
+            }
+        }
+
+        #[test]
+        fn near_radl_text_translates_or_is_refused_with_a_place(
+            pieces in proptest::collection::vec(0..PIECES.len(), 0..40)
+        ) {
+            let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            if let Err(refusals) = translate("p", &text, &Inputs::new(), &offer()) {
+                let lines = text.lines().count().max(1);
+                for r in &refusals.refusals {
+                    prop_assert!(r.line >= 1 && r.line <= lines + 1, "{r} in {text:?}");
+                }
+            }
+        }
+    }
+}
