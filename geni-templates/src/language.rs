@@ -21,18 +21,6 @@ pub enum Language {
     Hot,
 }
 
-/// The words a RADL text document may open with.
-const RADL_KEYWORDS: [&str; 8] = [
-    "description",
-    "ansible",
-    "network",
-    "system",
-    "configure",
-    "deploy",
-    "contextualize",
-    "include",
-];
-
 /// A template translator: `(source, text, inputs, offer)`.
 pub type Translator = fn(&str, &str, &Inputs, &Offer) -> Result<Request, Refusals>;
 
@@ -68,7 +56,7 @@ impl Language {
             .find(|l| !l.is_empty() && !l.starts_with('#'))?
             .split(|c: char| c.is_whitespace() || c == '(')
             .next()?;
-        RADL_KEYWORDS
+        crate::radl::KEYWORDS
             .contains(&first_word)
             .then_some(Language::Radl)
     }

@@ -14,6 +14,8 @@ mod syntax;
 
 use crate::{Inputs, Offer, Refusal, Refusals, Request};
 
+pub(crate) use syntax::KEYWORDS;
+
 /// The largest RADL document accepted, in bytes.
 pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 

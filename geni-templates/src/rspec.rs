@@ -16,165 +16,186 @@
 //!
 //! An output is a literal (`value`) or the address of a node (`node`,
 //! and `interface` when one is meant; without it, the node's control
-//! address). The manifest keeps the element like any extension.
+//! address). The manifest keeps the element like any extension. The
+//! document is built with geni-rspec's tree, which escapes and indents.
 
 use crate::{Node, OutputValue, Request};
-use std::fmt::Write;
+use geni_rspec::{Document, NodeId};
 
 /// The namespace of the outputs extension element.
 pub const OUTPUTS_NS: &str = "http://geni-am.org/resources/rspec/ext/templates/1";
 
 const GENI_V3: &str = "http://www.geni.net/resources/rspec/3";
 const EMULAB: &str = "http://www.protogeni.net/resources/rspec/ext/emulab/1";
-const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
+
+/// The document element every request starts from, with the namespaces
+/// its elements use.
+const SKELETON: &str = concat!(
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+    "<rspec xmlns=\"http://www.geni.net/resources/rspec/3\"",
+    " xmlns:emulab=\"http://www.protogeni.net/resources/rspec/ext/emulab/1\"",
+    " xmlns:tmpl=\"http://geni-am.org/resources/rspec/ext/templates/1\"",
+    " xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"",
+    " xsi:schemaLocation=\"http://www.geni.net/resources/rspec/3 http://www.geni.net/resources/rspec/3/request.xsd\"",
+    " type=\"request\">\n</rspec>\n"
+);
 
 impl Request {
     /// The request as a GENI v3 request RSpec document.
     pub fn to_rspec(&self) -> String {
-        let mut out = String::new();
-        out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            out,
-            "<rspec xmlns=\"{GENI_V3}\" xmlns:emulab=\"{EMULAB}\" xmlns:tmpl=\"{OUTPUTS_NS}\" xmlns:xsi=\"{XSI}\" xsi:schemaLocation=\"{GENI_V3} {GENI_V3}/request.xsd\" type=\"request\">"
-        );
+        let Ok(mut doc) = Document::parse(SKELETON.as_bytes()) else {
+            // The skeleton is a constant that parses.
+            return String::new();
+        };
+        let root = doc.root();
+        let mut w = Writer { doc: &mut doc };
         for node in &self.nodes {
-            write_node(&mut out, node);
+            write_node(&mut w, root, node);
         }
         for link in &self.links {
-            let _ = writeln!(out, "  <link client_id=\"{}\">", escape(&link.client_id));
+            let l = w.element(root, GENI_V3, "link", &[("client_id", &link.client_id)]);
             for interface in &link.interfaces {
-                let _ = writeln!(
-                    out,
-                    "    <interface_ref client_id=\"{}\"/>",
-                    escape(interface)
-                );
+                w.element(l, GENI_V3, "interface_ref", &[("client_id", interface)]);
             }
-            out.push_str("  </link>\n");
         }
         if !self.outputs.is_empty() {
-            out.push_str("  <tmpl:outputs>\n");
+            let outputs = w.element(root, OUTPUTS_NS, "outputs", &[]);
             for output in &self.outputs {
-                let _ = write!(out, "    <tmpl:output name=\"{}\"", escape(&output.name));
+                let mut attributes = vec![("name", output.name.as_str())];
                 match &output.value {
-                    OutputValue::Literal(value) => {
-                        let _ = write!(out, " value=\"{}\"", escape(value));
-                    }
+                    OutputValue::Literal(value) => attributes.push(("value", value)),
                     OutputValue::Address { node, interface } => {
-                        let _ = write!(out, " node=\"{}\"", escape(node));
+                        attributes.push(("node", node));
                         if let Some(interface) = interface {
-                            let _ = write!(out, " interface=\"{}\"", escape(interface));
+                            attributes.push(("interface", interface));
                         }
                     }
                 }
-                match &output.description {
-                    Some(description) => {
-                        let _ = writeln!(
-                            out,
-                            ">\n      <tmpl:description>{}</tmpl:description>\n    </tmpl:output>",
-                            escape(description)
-                        );
-                    }
-                    None => out.push_str("/>\n"),
+                let o = w.element(outputs, OUTPUTS_NS, "output", &attributes);
+                if let Some(description) = &output.description {
+                    let d = w.element(o, OUTPUTS_NS, "description", &[]);
+                    w.doc.append_text(d, &xml_chars(description));
                 }
             }
-            out.push_str("  </tmpl:outputs>\n");
         }
-        out.push_str("</rspec>\n");
-        out
+        String::from_utf8_lossy(&doc.to_bytes()).into_owned()
     }
 }
 
-fn write_node(out: &mut String, node: &Node) {
-    let _ = writeln!(
-        out,
-        "  <node client_id=\"{}\" exclusive=\"false\">",
-        escape(&node.client_id)
+/// Appends elements to a document, each on its own line.
+struct Writer<'d> {
+    doc: &'d mut Document,
+}
+
+impl Writer<'_> {
+    /// A new last child `local` of `parent` in namespace `ns` with
+    /// `attributes`.
+    fn element(
+        &mut self,
+        parent: NodeId,
+        ns: &str,
+        local: &str,
+        attributes: &[(&str, &str)],
+    ) -> NodeId {
+        let prefix = match ns {
+            EMULAB => "emulab",
+            OUTPUTS_NS => "tmpl",
+            _ => "",
+        };
+        let id = self.doc.append_element(parent, ns, prefix, local);
+        for (name, value) in attributes {
+            self.doc.set_attribute(id, name, &xml_chars(value));
+        }
+        id
+    }
+}
+
+fn write_node(w: &mut Writer<'_>, root: NodeId, node: &Node) {
+    let n = w.element(
+        root,
+        GENI_V3,
+        "node",
+        &[("client_id", &node.client_id), ("exclusive", "false")],
     );
     if node.sliver_type.is_some() || node.image.is_some() || node.size.is_some() {
-        let name = node
+        let name: Vec<(&str, &str)> = node
             .sliver_type
             .as_deref()
-            .map(|t| format!(" name=\"{}\"", escape(t)))
-            .unwrap_or_default();
-        let _ = writeln!(out, "    <sliver_type{name}>");
+            .map(|t| ("name", t))
+            .into_iter()
+            .collect();
+        let sliver_type = w.element(n, GENI_V3, "sliver_type", &name);
         if let Some(image) = &node.image {
-            let _ = writeln!(out, "      <disk_image name=\"{}\"/>", escape(image));
+            w.element(sliver_type, GENI_V3, "disk_image", &[("name", image)]);
         }
         if let Some(size) = &node.size {
-            let disk = size
-                .disk_gb
-                .map(|d| format!(" disk=\"{d}\""))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "      <emulab:xen cores=\"{}\" ram=\"{}\"{disk}/>",
-                size.cores, size.ram_mb
-            );
+            let (cores, ram) = (size.cores.to_string(), size.ram_mb.to_string());
+            let disk = size.disk_gb.map(|d| d.to_string());
+            let mut attributes = vec![("cores", cores.as_str()), ("ram", ram.as_str())];
+            if let Some(disk) = &disk {
+                attributes.push(("disk", disk));
+            }
+            w.element(sliver_type, EMULAB, "xen", &attributes);
         }
-        out.push_str("    </sliver_type>\n");
     }
     for interface in &node.interfaces {
-        match &interface.ipv4 {
-            Some(ip) => {
-                let _ = writeln!(
-                    out,
-                    "    <interface client_id=\"{}\">\n      <ip address=\"{}\" netmask=\"{}\" type=\"ipv4\"/>\n    </interface>",
-                    escape(&interface.client_id),
-                    ip.address,
-                    ip.netmask
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "    <interface client_id=\"{}\"/>",
-                    escape(&interface.client_id)
-                );
-            }
+        let i = w.element(
+            n,
+            GENI_V3,
+            "interface",
+            &[("client_id", &interface.client_id)],
+        );
+        if let Some(ip) = &interface.ipv4 {
+            let (address, netmask) = (ip.address.to_string(), ip.netmask.to_string());
+            w.element(
+                i,
+                GENI_V3,
+                "ip",
+                &[
+                    ("address", &address),
+                    ("netmask", &netmask),
+                    ("type", "ipv4"),
+                ],
+            );
         }
     }
     if !node.installs.is_empty() || !node.executes.is_empty() {
-        out.push_str("    <services>\n");
+        let services = w.element(n, GENI_V3, "services", &[]);
         for install in &node.installs {
-            let _ = writeln!(
-                out,
-                "      <install url=\"{}\" install_path=\"{}\"/>",
-                escape(&install.url),
-                escape(&install.install_path)
+            w.element(
+                services,
+                GENI_V3,
+                "install",
+                &[
+                    ("url", &install.url),
+                    ("install_path", &install.install_path),
+                ],
             );
         }
         for execute in &node.executes {
-            let _ = writeln!(
-                out,
-                "      <execute shell=\"{}\" command=\"{}\"/>",
-                escape(&execute.shell),
-                escape(&execute.command)
+            w.element(
+                services,
+                GENI_V3,
+                "execute",
+                &[("shell", &execute.shell), ("command", &execute.command)],
             );
         }
-        out.push_str("    </services>\n");
     }
-    out.push_str("  </node>\n");
 }
 
-/// Text escaped for an attribute or element, line ends kept as
-/// character references so attribute values keep them.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' => out.push_str("&#9;"),
-            c if (c as u32) < 0x20 => {}
-            c => out.push(c),
-        }
+/// `text` without the control characters XML 1.0 cannot carry.
+fn xml_chars(text: &str) -> std::borrow::Cow<'_, str> {
+    if text
+        .chars()
+        .any(|c| (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        text.chars()
+            .filter(|c| (*c as u32) >= 0x20 || matches!(c, '\n' | '\r' | '\t'))
+            .collect::<String>()
+            .into()
+    } else {
+        text.into()
     }
-    out
 }
 
 #[cfg(test)]
@@ -238,9 +259,7 @@ mod tests {
         assert!(
             text.contains("<ip address=\"10.0.0.2\" netmask=\"255.255.255.0\" type=\"ipv4\"/>")
         );
-        assert!(
-            text.contains("command=\"#!/bin/bash&#10;echo &quot;&lt;hi&gt;&quot; &amp; true\"")
-        );
+        assert!(text.contains("command=\"#!/bin/bash&#10;echo &quot;&lt;hi>&quot; &amp; true\""));
         assert!(
             text.contains("<tmpl:output name=\"front_ip\" node=\"front\" interface=\"front:if0\">")
         );

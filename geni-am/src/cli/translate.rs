@@ -147,13 +147,6 @@ fn inputs(pairs: &[String]) -> Result<Inputs, String> {
 /// images are the configured names (an empty list offers the cloud's
 /// default image only, as the pool is not read here).
 fn offer(config: &Config) -> Offer {
-    let size = |cores: u32, ram_mb: u64, disk_gb: Option<u64>| {
-        Some(Size {
-            cores,
-            ram_mb,
-            disk_gb,
-        })
-    };
     let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
     let sliver_types = match config.backend.kind {
         BackendKind::Sim => config
@@ -161,28 +154,16 @@ fn offer(config: &Config) -> Offer {
             .sim
             .iter()
             .flat_map(|sim| &sim.sliver_types)
-            .map(|t| OfferedSliverType {
-                name: t.name.clone(),
-                max_size: size(
-                    t.max_cores.unwrap_or(t.cpus),
-                    t.max_ram_mb.unwrap_or(t.memory_mb),
-                    t.max_disk_gb,
-                ),
-                default_size: Size {
-                    cores: t.cpus,
-                    ram_mb: t.memory_mb,
-                    disk_gb: None,
-                },
-                images: t
-                    .disk_images
-                    .iter()
-                    .map(|i| OfferedImage {
-                        name: i.name.clone(),
-                        os: text(&i.os),
-                        version: text(&i.version),
-                        description: text(&i.description),
-                    })
-                    .collect(),
+            .map(|t| {
+                let images = t.disk_images.iter().map(|i| OfferedImage {
+                    name: i.name.clone(),
+                    os: text(&i.os),
+                    version: text(&i.version),
+                    description: text(&i.description),
+                });
+                let own = (t.cpus, t.memory_mb);
+                let most = (t.max_cores, t.max_ram_mb, t.max_disk_gb);
+                offered(&t.name, own, most, images.collect())
             })
             .collect(),
         BackendKind::OpenNebula => config
@@ -190,32 +171,44 @@ fn offer(config: &Config) -> Offer {
             .opennebula
             .iter()
             .flat_map(|one| one.sliver_types.iter().map(move |t| (one, t)))
-            .map(|(one, t)| OfferedSliverType {
-                name: t.name.clone(),
-                max_size: size(
-                    t.max_cores.unwrap_or(t.vcpu),
-                    t.max_ram_mb.unwrap_or(t.memory_mb),
-                    t.max_disk_gb,
-                ),
-                default_size: Size {
-                    cores: t.vcpu,
-                    ram_mb: t.memory_mb,
-                    disk_gb: None,
-                },
-                images: one
-                    .images
-                    .iter()
-                    .map(|name| OfferedImage {
-                        name: name.clone(),
-                        os: None,
-                        version: None,
-                        description: None,
-                    })
-                    .collect(),
+            .map(|(one, t)| {
+                let images = one.images.iter().map(|name| OfferedImage {
+                    name: name.clone(),
+                    os: None,
+                    version: None,
+                    description: None,
+                });
+                let own = (t.vcpu, t.memory_mb);
+                let most = (t.max_cores, t.max_ram_mb, t.max_disk_gb);
+                offered(&t.name, own, most, images.collect())
             })
             .collect(),
     };
     Offer { sliver_types }
+}
+
+/// A sliver type of its own `(cores, MiB)` and configured bounds
+/// `(max_cores, max_ram_mb, max_disk_gb)`, each defaulting to its own.
+fn offered(
+    name: &str,
+    (cores, ram_mb): (u32, u64),
+    (max_cores, max_ram_mb, max_disk_gb): (Option<u32>, Option<u64>, Option<u64>),
+    images: Vec<OfferedImage>,
+) -> OfferedSliverType {
+    OfferedSliverType {
+        name: name.to_owned(),
+        max_size: Some(Size {
+            cores: max_cores.unwrap_or(cores),
+            ram_mb: max_ram_mb.unwrap_or(ram_mb),
+            disk_gb: max_disk_gb,
+        }),
+        default_size: Size {
+            cores,
+            ram_mb,
+            disk_gb: None,
+        },
+        images,
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ type Res<T> = ModalResult<T>;
 
 /// The words that open a sentence; none of them is an identifier where a
 /// sentence may start.
-const KEYWORDS: [&str; 8] = [
+pub(crate) const KEYWORDS: [&str; 8] = [
     "description",
     "ansible",
     "network",
