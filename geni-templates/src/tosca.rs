@@ -232,10 +232,10 @@ impl Topology {
     fn translate(&mut self, params: &Params, offer: &Offer, problems: &mut Problems) {
         let mut storage = HashMap::new();
         for (name, template, category) in &self.nodes {
-            if *category == Category::BlockStorage {
-                if let Some(gb) = storage_size(name, template, params, problems) {
-                    storage.insert(name.clone(), (gb, template.line, false));
-                }
+            if *category == Category::BlockStorage
+                && let Some(gb) = storage_size(name, template, params, problems)
+            {
+                storage.insert(name.clone(), (gb, template.line, false));
             }
         }
         let mut interfaces = self.read_ports(params, problems);

@@ -32,11 +32,6 @@ impl Problems {
         });
     }
 
-    /// Keeps a refusal made elsewhere.
-    pub fn push(&mut self, refusal: Refusal) {
-        self.refusals.push(refusal);
-    }
-
     /// Whether nothing has been refused.
     pub fn is_empty(&self) -> bool {
         self.refusals.is_empty()

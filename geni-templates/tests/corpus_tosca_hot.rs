@@ -5,8 +5,8 @@
 //! message naming the construct and its line.
 
 use geni_templates::{
-    hot, tosca, Inputs, OfferedImage, OfferedSliverType, Offer, OutputValue, Refusals, Request,
-    Size,
+    Inputs, Offer, OfferedImage, OfferedSliverType, OutputValue, Refusals, Request, Size, hot,
+    tosca,
 };
 use std::path::PathBuf;
 
@@ -47,7 +47,11 @@ fn offer() -> Offer {
                 image("rhel-6.5", "6.5", "Red Hat Enterprise Linux 6.5"),
                 image("cirros-0.3.2", "0.3.2", "CirrOS 0.3.2"),
                 image("fedora-18", "18", "Fedora 18"),
-                image("F18-x86_64-cfntools", "18", "Fedora 18 with the CloudFormation tools"),
+                image(
+                    "F18-x86_64-cfntools",
+                    "18",
+                    "Fedora 18 with the CloudFormation tools",
+                ),
             ],
         }],
     }
@@ -71,7 +75,14 @@ fn translate(file: &str, offer: &Offer) -> Result<Request, Refusals> {
 }
 
 fn ok(file: &str) -> Request {
-    let name = format!("{}/{file}", if file.contains("heat-templates") { "heat" } else { "tosca" });
+    let name = format!(
+        "{}/{file}",
+        if file.contains("heat-templates") {
+            "heat"
+        } else {
+            "tosca"
+        }
+    );
     translate(&name, &offer()).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -145,7 +156,10 @@ fn tosca_helloworld_is_one_vm_of_two_cores_512_mb_10_gb_on_rhel() {
     assert_eq!(vm.client_id, "my_server");
     assert_eq!(vm.sliver_type.as_deref(), Some("default-vm"));
     assert_eq!(vm.size, size(2, 512, Some(10)));
-    assert_eq!(vm.image.as_deref(), Some("urn:publicid:IDN+am.example.org+image+rhel-6.5"));
+    assert_eq!(
+        vm.image.as_deref(),
+        Some("urn:publicid:IDN+am.example.org+image+rhel-6.5")
+    );
     assert!(request.links.is_empty() && request.outputs.is_empty());
 }
 
@@ -167,16 +181,24 @@ fn tosca_helloworld_is_refused_where_rhel_is_not_offered_listing_what_is() {
 fn tosca_single_server_leaves_the_unset_cpus_input_to_the_aggregate() {
     let request = ok("openstack-heat-translator__samples_tests_data_tosca_single_server.yaml");
     let vm = &request.nodes[0];
-    assert_eq!(vm.size, size(1, 4, Some(10)), "cores from the type, 4 MB as written");
-    assert_eq!(vm.image.as_deref(), Some("urn:publicid:IDN+am.example.org+image+ubuntu-12.04"));
+    assert_eq!(
+        vm.size,
+        size(1, 4, Some(10)),
+        "cores from the type, 4 MB as written"
+    );
+    assert_eq!(
+        vm.image.as_deref(),
+        Some("urn:publicid:IDN+am.example.org+image+ubuntu-12.04")
+    );
     assert_eq!(request.outputs[0].name, "private_ip");
     assert_eq!(request.outputs[0].value, address("my_server", None));
 }
 
 #[test]
 fn tosca_two_servers_on_one_network_get_addresses_from_the_input_pool() {
-    let request =
-        ok("openstack-heat-translator__samples_tests_data_network_tosca_two_servers_one_network.yaml");
+    let request = ok(
+        "openstack-heat-translator__samples_tests_data_network_tosca_two_servers_one_network.yaml",
+    );
     let ids: Vec<&str> = request.nodes.iter().map(|n| n.client_id.as_str()).collect();
     assert_eq!(ids, ["my_server", "my_server2"]);
     assert_eq!(request.links.len(), 1);
@@ -191,8 +213,9 @@ fn tosca_two_servers_on_one_network_get_addresses_from_the_input_pool() {
 
 #[test]
 fn tosca_one_server_on_three_networks_has_its_ports_in_order() {
-    let request =
-        ok("openstack-heat-translator__samples_tests_data_network_tosca_one_server_three_networks.yaml");
+    let request = ok(
+        "openstack-heat-translator__samples_tests_data_network_tosca_one_server_three_networks.yaml",
+    );
     let vm = &request.nodes[0];
     let ifaces: Vec<(&str, String)> = vm
         .interfaces
@@ -208,7 +231,10 @@ fn tosca_one_server_on_three_networks_has_its_ports_in_order() {
         ]
     );
     assert_eq!(request.links.len(), 3);
-    assert_eq!(vm.image.as_deref(), Some("urn:publicid:IDN+am.example.org+image+cirros-0.3.2"));
+    assert_eq!(
+        vm.image.as_deref(),
+        Some("urn:publicid:IDN+am.example.org+image+cirros-0.3.2")
+    );
 }
 
 #[test]
@@ -218,14 +244,22 @@ fn tosca_block_storage_adds_its_gigabyte_to_each_server_disk() {
     );
     for vm in &request.nodes {
         assert_eq!(vm.size, size(1, 4096, Some(11)), "{}", vm.client_id);
-        assert_eq!(vm.image.as_deref(), Some("urn:publicid:IDN+am.example.org+image+fedora-18"));
+        assert_eq!(
+            vm.image.as_deref(),
+            Some("urn:publicid:IDN+am.example.org+image+fedora-18")
+        );
     }
     let names: Vec<&str> = request.outputs.iter().map(|o| o.name.as_str()).collect();
-    assert_eq!(names, ["server_ip_1", "server_ip_2", "volume_id_1", "volume_id_2"]);
+    assert_eq!(
+        names,
+        ["server_ip_1", "server_ip_2", "volume_id_1", "volume_id_2"]
+    );
     assert_eq!(request.outputs[1].value, address("my_server2", None));
     assert_eq!(
         request.outputs[2].value,
-        OutputValue::Literal("unavailable at this aggregate: attribute volume_id of 'my_storage'".to_owned())
+        OutputValue::Literal(
+            "unavailable at this aggregate: attribute volume_id of 'my_storage'".to_owned()
+        )
     );
 }
 
@@ -235,7 +269,10 @@ fn the_indigo_simple_node_takes_its_input_defaults() {
     let vm = &request.nodes[0];
     assert_eq!(vm.client_id, "simple_node");
     assert_eq!(vm.size, size(1, 2048, None));
-    assert_eq!(vm.image.as_deref(), Some("urn:publicid:IDN+am.example.org+image+ubuntu-16.04"));
+    assert_eq!(
+        vm.image.as_deref(),
+        Some("urn:publicid:IDN+am.example.org+image+ubuntu-16.04")
+    );
     assert_eq!(request.outputs[0].value, address("simple_node", None));
 }
 
@@ -244,5 +281,7 @@ fn the_token_output_over_an_address_is_reported_unavailable() {
     let request = ok("openstack-tosca-parser__samples_tests_data_functions_test_token.yaml");
     assert_eq!(request.nodes[0].size, None);
     assert_eq!(request.nodes[0].sliver_type, None);
-    assert!(matches!(&request.outputs[0].value, OutputValue::Literal(t) if t.starts_with("unavailable")));
+    assert!(
+        matches!(&request.outputs[0].value, OutputValue::Literal(t) if t.starts_with("unavailable"))
+    );
 }

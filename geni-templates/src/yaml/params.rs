@@ -67,12 +67,11 @@ impl Params {
                 match &value {
                     // A refused value is not used further, so that it is
                     // refused once, not again by everything using it.
-                    Some(v) => {
-                        if !check(name, definition, v, dialect, problems) {
-                            values.insert(name.to_owned(), None);
-                            continue;
-                        }
+                    Some(v) if !check(name, definition, v, dialect, problems) => {
+                        values.insert(name.to_owned(), None);
+                        continue;
                     }
+                    Some(_) => {}
                     None if definition.get("required").and_then(Yaml::as_bool) == Some(true) => {
                         problems.refuse(
                             key.line,

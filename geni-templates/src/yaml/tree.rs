@@ -91,11 +91,6 @@ impl Yaml {
         matches!(self.kind, Kind::Map(_))
     }
 
-    /// Whether this is a sequence.
-    pub fn is_seq(&self) -> bool {
-        matches!(self.kind, Kind::Seq(_))
-    }
-
     /// A scalar's text, unless it is null.
     pub fn as_str(&self) -> Option<&str> {
         match &self.kind {
@@ -310,13 +305,13 @@ impl Loader {
             Some(Open::Seq(items, ..)) => items.push(node),
             Some(Open::Map(entries, key, ..)) => match key.take() {
                 None => {
-                    if let Some(k) = node.as_str() {
-                        if entries.iter().any(|(e, _)| e.as_str() == Some(k)) {
-                            return Err(at(
-                                span,
-                                format!("the key '{k}' appears twice in one mapping"),
-                            ));
-                        }
+                    if let Some(k) = node.as_str()
+                        && entries.iter().any(|(e, _)| e.as_str() == Some(k))
+                    {
+                        return Err(at(
+                            span,
+                            format!("the key '{k}' appears twice in one mapping"),
+                        ));
                     }
                     *key = Some(node);
                 }
