@@ -188,3 +188,124 @@ fn user_data_that_is_not_a_shell_script_is_refused() {
         "{err}"
     );
 }
+
+/// The worked example of docs/languages/hot.md.
+const WORKED: &str = r#"heat_template_version: 2013-05-23
+parameters:
+  image:
+    type: string
+    default: ubuntu-22.04
+  vol_size:
+    type: number
+    default: 5
+    constraints:
+      - range: { min: 1, max: 10 }
+resources:
+  private_net:
+    type: OS::Neutron::Net
+  private_subnet:
+    type: OS::Neutron::Subnet
+    properties:
+      network_id: { get_resource: private_net }
+      cidr: 10.0.0.0/24
+      gateway_ip: 10.0.0.1
+      allocation_pools: [ { start: 10.0.0.10, end: 10.0.0.20 } ]
+  server1:
+    type: OS::Nova::Server
+    properties:
+      image: { get_param: image }
+      flavor: m1.small
+      key_name: mykey
+      networks:
+        - port: { get_resource: server1_port }
+      user_data: |
+        #!/bin/sh
+        echo ready > /tmp/ready
+  server1_port:
+    type: OS::Neutron::Port
+    properties:
+      network_id: { get_resource: private_net }
+      fixed_ips:
+        - subnet_id: { get_resource: private_subnet }
+  server1_floating_ip:
+    type: OS::Neutron::FloatingIP
+    properties:
+      floating_network: public
+      port_id: { get_resource: server1_port }
+  data:
+    type: OS::Cinder::Volume
+    properties: { size: { get_param: vol_size } }
+  data_attachment:
+    type: OS::Cinder::VolumeAttachment
+    properties:
+      instance_uuid: { get_resource: server1 }
+      volume_id: { get_resource: data }
+outputs:
+  server1_private_ip:
+    value: { get_attr: [ server1_port, fixed_ips ] }
+  server1_public_ip:
+    value: { get_attr: [ server1_floating_ip, floating_ip_address ] }
+"#;
+
+#[test]
+fn the_documented_example_becomes_the_documented_request() {
+    let request = translate("heat.yaml", WORKED, &Inputs::new(), &example_offer()).unwrap();
+    assert_eq!(request.nodes.len(), 1);
+    let server = &request.nodes[0];
+    assert_eq!(server.client_id, "server1");
+    assert_eq!(server.sliver_type.as_deref(), Some("default-vm"));
+    assert_eq!(
+        server.size,
+        Some(Size {
+            cores: 1,
+            ram_mb: 2048,
+            disk_gb: Some(25)
+        })
+    );
+    assert_eq!(
+        server.image.as_deref(),
+        Some("urn:publicid:IDN+am.example.org+image+ubuntu-22.04")
+    );
+    assert_eq!(server.executes[0].shell, "sh");
+    assert_eq!(
+        server.executes[0].command,
+        "#!/bin/sh\necho ready > /tmp/ready\n"
+    );
+    let port = &server.interfaces[0];
+    assert_eq!(port.client_id, "server1_port");
+    assert_eq!(port.ipv4.unwrap().address.to_string(), "10.0.0.10");
+    assert_eq!(port.ipv4.unwrap().netmask.to_string(), "255.255.255.0");
+    assert_eq!(request.links[0].client_id, "private_net");
+    assert_eq!(request.links[0].interfaces, ["server1_port"]);
+    assert_eq!(
+        request.outputs[0].value,
+        OutputValue::Address {
+            node: "server1".into(),
+            interface: Some("server1_port".into())
+        }
+    );
+    assert_eq!(
+        request.outputs[1].value,
+        OutputValue::Address {
+            node: "server1".into(),
+            interface: None
+        }
+    );
+    let inputs: Inputs = [("vol_size".to_string(), Scalar::Int(50))].into();
+    let err = translate("heat.yaml", WORKED, &inputs, &example_offer())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "heat.yaml:10: parameter 'vol_size' is '50', which breaks its constraint range: {min: 1, max: 10}"
+    );
+}
+
+#[test]
+fn a_get_param_of_an_undeclared_parameter_is_refused_naming_it() {
+    let body = "resources:\n  s:\n    type: OS::Nova::Server\n    properties: { flavor: { get_param: size } }\n";
+    assert_eq!(
+        run(body, &Inputs::new()).unwrap_err(),
+        "h.yaml:5: get_param 'size': the template declares no such parameter"
+    );
+}

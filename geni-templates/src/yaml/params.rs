@@ -65,10 +65,19 @@ impl Params {
                     .clone()
                     .or_else(|| definition.get("default").filter(|d| !d.is_null()).cloned());
                 match &value {
-                    // A refused value is not used further, so that it is
-                    // refused once, not again by everything using it.
+                    // The translation goes on with the default in place of
+                    // a refused value (when the default is valid), so that
+                    // the value is refused once, not again by all that
+                    // uses it.
                     Some(v) if !check(name, definition, v, dialect, problems) => {
-                        values.insert(name.to_owned(), None);
+                        let fallback = definition
+                            .get("default")
+                            .filter(|d| !d.is_null())
+                            .filter(|d| {
+                                check(name, definition, d, dialect, &mut Problems::default())
+                            })
+                            .cloned();
+                        values.insert(name.to_owned(), fallback);
                         continue;
                     }
                     Some(_) => {}
