@@ -20,7 +20,7 @@ mod servers;
 
 use crate::yaml::params::{Dialect, Params};
 use crate::yaml::{self, Problems, Yaml};
-use crate::{Inputs, Offer, Output, Refusals, Request};
+use crate::{Inputs, Offer, Refusals, Request};
 use functions::{Val, eval};
 
 /// Translates `text` (named `source` in messages) against `offer`.
@@ -234,25 +234,9 @@ fn read(doc: &Yaml, inputs: &Inputs, offer: &Offer, problems: &mut Problems) -> 
         resources,
     };
     let built = servers::build(&ctx, offer, problems);
-    let outputs = doc
-        .get("outputs")
-        .map(Yaml::entries)
-        .unwrap_or_default()
-        .iter()
-        .map(|(key, output)| Output {
-            name: key.as_str().unwrap_or("").to_owned(),
-            description: output
-                .get("description")
-                .and_then(Yaml::as_str)
-                .map(|d| d.trim().to_owned()),
-            value: outputs::value(
-                output.get("value").unwrap_or(output),
-                &ctx,
-                &built,
-                problems,
-            ),
-        })
-        .collect();
+    let outputs = yaml::outputs(doc.get("outputs"), |v| {
+        outputs::value(v, &ctx, &built, problems)
+    });
     Request {
         nodes: built.nodes,
         links: built.links,

@@ -16,7 +16,7 @@ use crate::yaml::choose::{ImageWanted, Wanted, choose};
 use crate::yaml::params::{Dialect, Params};
 use crate::yaml::values::{bytes, gb, mib};
 use crate::yaml::{self, Problems, Yaml};
-use crate::{Inputs, Interface, Link, Node, Offer, Output, Refusals, Request};
+use crate::{Inputs, Interface, Link, Node, Offer, Refusals, Request};
 use eval::{Target, value};
 use std::collections::HashMap;
 use types::{Category, Declared};
@@ -133,25 +133,9 @@ fn read(doc: &Yaml, inputs: &Inputs, offer: &Offer, problems: &mut Problems) -> 
     }
     t.translate(&params, offer, problems);
     let targets = t.targets();
-    let outputs = topology
-        .get("outputs")
-        .map(Yaml::entries)
-        .unwrap_or_default()
-        .iter()
-        .map(|(key, output)| Output {
-            name: key.as_str().unwrap_or("").to_owned(),
-            description: output
-                .get("description")
-                .and_then(Yaml::as_str)
-                .map(|d| d.trim().to_owned()),
-            value: eval::output(
-                output.get("value").unwrap_or(output),
-                &params,
-                &targets,
-                problems,
-            ),
-        })
-        .collect();
+    let outputs = yaml::outputs(topology.get("outputs"), |v| {
+        eval::output(v, &params, &targets, problems)
+    });
     Request {
         nodes: t.vms,
         links: t.links,

@@ -12,7 +12,7 @@ pub(crate) mod params;
 pub(crate) mod tree;
 pub(crate) mod values;
 
-use crate::{Refusal, Refusals};
+use crate::{Output, OutputValue, Refusal, Refusals};
 pub(crate) use tree::Yaml;
 
 /// The refusals of one translation, gathered as the document is read so
@@ -49,6 +49,27 @@ impl Problems {
             refusals: self.refusals,
         })
     }
+}
+
+/// The outputs of `section` (a mapping of names to `{description,
+/// value}`), each value given by `value`.
+pub(crate) fn outputs(
+    section: Option<&Yaml>,
+    mut value: impl FnMut(&Yaml) -> OutputValue,
+) -> Vec<Output> {
+    section
+        .map(Yaml::entries)
+        .unwrap_or_default()
+        .iter()
+        .map(|(key, output)| Output {
+            name: key.as_str().unwrap_or("").to_owned(),
+            description: output
+                .get("description")
+                .and_then(Yaml::as_str)
+                .map(|d| d.trim().to_owned()),
+            value: value(output.get("value").unwrap_or(output)),
+        })
+        .collect()
 }
 
 /// Loads `text` as the YAML document named `source`, or refuses it with
