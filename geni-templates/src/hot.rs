@@ -30,10 +30,9 @@ pub fn translate(
     inputs: &Inputs,
     offer: &Offer,
 ) -> Result<Request, Refusals> {
-    let doc = yaml::load(source, text)?;
-    let mut problems = Problems::default();
-    let request = read(&doc, inputs, offer, &mut problems);
-    problems.finish(source, request)
+    yaml::translate(source, text, |doc, problems| {
+        read(doc, inputs, offer, problems)
+    })
 }
 
 /// What the aggregate does with a resource type.

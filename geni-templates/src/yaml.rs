@@ -12,7 +12,7 @@ pub(crate) mod params;
 pub(crate) mod tree;
 pub(crate) mod values;
 
-use crate::{Output, OutputValue, Refusal, Refusals};
+use crate::{Output, OutputValue, Refusal, Refusals, Request};
 pub(crate) use tree::Yaml;
 
 /// The refusals of one translation, gathered as the document is read so
@@ -70,6 +70,19 @@ pub(crate) fn outputs(
             value: value(output.get("value").unwrap_or(output)),
         })
         .collect()
+}
+
+/// Loads `text` (named `source` in messages) and translates it with
+/// `read`, which refuses into the problems it is given.
+pub(crate) fn translate(
+    source: &str,
+    text: &str,
+    read: impl FnOnce(&Yaml, &mut Problems) -> Request,
+) -> Result<Request, Refusals> {
+    let doc = load(source, text)?;
+    let mut problems = Problems::default();
+    let request = read(&doc, &mut problems);
+    problems.finish(source, request)
 }
 
 /// Loads `text` as the YAML document named `source`, or refuses it with
