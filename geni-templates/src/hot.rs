@@ -15,8 +15,10 @@
 
 mod flavors;
 mod functions;
+mod network;
 mod outputs;
 mod servers;
+mod volumes;
 
 use crate::yaml::params::{Dialect, Params};
 use crate::yaml::{self, Problems, Yaml};

@@ -10,14 +10,14 @@
 
 use super::flavors;
 use super::functions::{Val, show};
+use super::network::{self, Iface, PortInfo};
+use super::volumes;
 use super::{Ctx, Kind, Resource};
 use crate::yaml::Problems;
 use crate::yaml::addressing::Pool;
 use crate::yaml::choose::{ImageWanted, Wanted, choose};
-use crate::yaml::values::Cidr;
-use crate::{Execute, Interface, Ipv4Address, Link, Node, Offer};
+use crate::{Execute, Interface, Link, Node, Offer};
 use std::collections::HashMap;
-use std::net::Ipv4Addr;
 
 /// What the servers became, and what outputs need to find addresses.
 #[derive(Debug, Default)]
@@ -30,23 +30,6 @@ pub(crate) struct Built {
     pub ports: HashMap<String, (String, Option<String>)>,
     /// (server, net) → interface `client_id`.
     pub on_net: HashMap<(String, String), String>,
-}
-
-/// One interface being built.
-struct Iface {
-    server: String,
-    id: String,
-    net: String,
-    subnet: Option<String>,
-    ip: Option<Ipv4Addr>,
-    line: usize,
-}
-
-/// A port, read.
-struct PortInfo {
-    net: Option<String>,
-    subnet: Option<String>,
-    ip: Option<Ipv4Addr>,
 }
 
 const SERVER_IGNORED: &[&str] = &[
@@ -68,20 +51,20 @@ pub(crate) fn build(ctx: &Ctx<'_>, offer: &Offer, problems: &mut Problems) -> Bu
     let mut pools: HashMap<String, Pool> = HashMap::new();
     let mut subnets_of: HashMap<String, Vec<String>> = HashMap::new();
     for subnet in of(Kind::Subnet) {
-        let Some(net) = net_of(subnet, ctx, problems) else {
+        let Some(net) = network::net_of(subnet, ctx, problems) else {
             continue;
         };
         subnets_of.entry(net).or_default().push(subnet.name.clone());
-        if let Some(pool) = subnet_pool(subnet, ctx, problems) {
+        if let Some(pool) = network::subnet_pool(subnet, ctx, problems) {
             pools.insert(subnet.name.clone(), pool);
         }
     }
     let mut ports = HashMap::new();
     for port in of(Kind::Port) {
-        ports.insert(port.name.clone(), read_port(port, ctx, problems));
+        ports.insert(port.name.clone(), network::read_port(port, ctx, problems));
     }
     let mut extra_disk: HashMap<String, u64> = HashMap::new();
-    attachments(ctx, &mut extra_disk, problems);
+    volumes::attachments(ctx, &mut extra_disk, problems);
     let mut built = Built::default();
     let mut ifaces: Vec<Iface> = Vec::new();
     for server in of(Kind::Server) {
@@ -132,7 +115,12 @@ pub(crate) fn build(ctx: &Ctx<'_>, offer: &Offer, problems: &mut Problems) -> Bu
             problems.refuse(line, format!("port '{name}' is used by no server"));
         }
     }
-    address(&mut built, &ifaces, &subnets_of, &mut pools, problems);
+    let addresses = network::address(&ifaces, &subnets_of, &mut pools, problems);
+    for node in &mut built.nodes {
+        for iface in &mut node.interfaces {
+            iface.ipv4 = addresses.get(&iface.client_id).copied();
+        }
+    }
     for net in of(Kind::Net) {
         let members: Vec<String> = ifaces
             .iter()
@@ -147,164 +135,6 @@ pub(crate) fn build(ctx: &Ctx<'_>, offer: &Offer, problems: &mut Problems) -> Bu
         }
     }
     built
-}
-
-/// The net a subnet or port is on, when the template creates it.
-fn net_of(resource: &Resource, ctx: &Ctx<'_>, problems: &mut Problems) -> Option<String> {
-    let v = match resource.prop("network", ctx, problems) {
-        Val::Unset => resource.prop("network_id", ctx, problems),
-        v => v,
-    };
-    match v {
-        Val::Resource(net) if ctx.resource(&net).is_some_and(|r| r.kind == Kind::Net) => Some(net),
-        Val::Resource(other) => {
-            problems.refuse(
-                resource.line,
-                format!(
-                    "'{}': network '{other}' is not an OS::Neutron::Net",
-                    resource.name
-                ),
-            );
-            None
-        }
-        _ => None,
-    }
-}
-
-fn subnet_pool(subnet: &Resource, ctx: &Ctx<'_>, problems: &mut Problems) -> Option<Pool> {
-    let name = &subnet.name;
-    if let Val::Yaml(v) = subnet.prop("ip_version", ctx, problems)
-        && v.as_i64() != Some(4)
-    {
-        problems.refuse(
-            v.line,
-            format!(
-                "subnet '{name}': ip_version {}: this aggregate addresses IPv4 only",
-                v.describe()
-            ),
-        );
-    }
-    let cidr = subnet.prop("cidr", ctx, problems);
-    let cidr = cidr.text()?;
-    let address = |v: Val| v.text().and_then(|t| t.parse::<Ipv4Addr>().ok());
-    let gateway = address(subnet.prop("gateway_ip", ctx, problems));
-    let pools = subnet
-        .properties
-        .get("allocation_pools")
-        .map(|p| p.items().to_vec())
-        .unwrap_or_default();
-    if pools.len() > 1 {
-        problems.refuse(
-            pools[1].line,
-            format!(
-                "subnet '{name}': more than one allocation pool: not supported by this aggregate"
-            ),
-        );
-    }
-    let (start, end) = match pools.first() {
-        Some(p) => {
-            let get = |k: &str, problems: &mut Problems| {
-                p.get(k)
-                    .map(|v| super::functions::eval(v, ctx.params, &ctx.names, problems))
-                    .and_then(address)
-            };
-            (get("start", problems), get("end", problems))
-        }
-        None => (None, None),
-    };
-    match Cidr::parse(cidr).and_then(|c| Pool::new(c, start, end, gateway)) {
-        Ok(pool) => Some(pool),
-        Err(why) => {
-            problems.refuse(subnet.line, format!("subnet '{name}': {why}"));
-            None
-        }
-    }
-}
-
-fn read_port(port: &Resource, ctx: &Ctx<'_>, problems: &mut Problems) -> PortInfo {
-    let net = net_of(port, ctx, problems);
-    let fixed = port
-        .properties
-        .get("fixed_ips")
-        .map(|f| f.items().to_vec())
-        .unwrap_or_default();
-    if fixed.len() > 1 {
-        problems.refuse(
-            fixed[1].line,
-            format!(
-                "port '{}': more than one fixed IP: not supported by this aggregate",
-                port.name
-            ),
-        );
-    }
-    let (subnet, ip) = fixed
-        .first()
-        .map(|f| fixed_ip(f, ctx, &port.name, problems))
-        .unwrap_or((None, None));
-    for (key, value) in port.properties.entries() {
-        let k = key.as_str().unwrap_or("");
-        if !matches!(
-            k,
-            "network"
-                | "network_id"
-                | "fixed_ips"
-                | "name"
-                | "security_groups"
-                | "admin_state_up"
-                | "port_security_enabled"
-                | "description"
-        ) {
-            problems.refuse(
-                value.line,
-                format!(
-                    "port '{}': property {k}: not supported by this aggregate",
-                    port.name
-                ),
-            );
-        }
-    }
-    PortInfo { net, subnet, ip }
-}
-
-/// The subnet and address of one `fixed_ips` entry (or server network).
-fn fixed_ip(
-    entry: &crate::yaml::Yaml,
-    ctx: &Ctx<'_>,
-    owner: &str,
-    problems: &mut Problems,
-) -> (Option<String>, Option<Ipv4Addr>) {
-    let eval = |key: &str, problems: &mut Problems| {
-        entry
-            .get(key)
-            .map(|v| super::functions::eval(v, ctx.params, &ctx.names, problems))
-            .unwrap_or(Val::Unset)
-    };
-    let subnet = match eval("subnet", problems) {
-        Val::Unset => eval("subnet_id", problems),
-        v => v,
-    };
-    let subnet = match subnet {
-        Val::Resource(s) if ctx.resource(&s).is_some_and(|r| r.kind == Kind::Subnet) => Some(s),
-        _ => None,
-    };
-    let ip_val = match eval("ip_address", problems) {
-        Val::Unset => eval("fixed_ip", problems),
-        v => v,
-    };
-    let ip = match &ip_val {
-        Val::Unset => None,
-        v => match v.text().and_then(|t| t.parse().ok()) {
-            Some(ip) => Some(ip),
-            None => {
-                problems.refuse(
-                    entry.line,
-                    format!("'{owner}': fixed IP {} is not an IPv4 address", show(v)),
-                );
-                None
-            }
-        },
-    };
-    (subnet, ip)
 }
 
 /// The interfaces of a server from its `networks`.
@@ -369,7 +199,7 @@ fn server_networks(
                     },
                     None => None,
                 };
-                let (subnet, ip) = fixed_ip(entry, ctx, &server.name, problems);
+                let (subnet, ip) = network::fixed_ip(entry, ctx, &server.name, problems);
                 let n = ifaces.iter().filter(|i| i.server == server.name).count();
                 (format!("{}:if{n}", server.name), net, subnet, ip)
             }
@@ -406,104 +236,6 @@ fn server_networks(
                 format!("server '{}': a fixed IP on a network the template does not create: the aggregate chooses control addresses", server.name),
             ),
             None => {}
-        }
-    }
-}
-
-/// Addresses every interface on a created net: fixed IPs first, then the
-/// others from their subnet's pool.
-fn address(
-    built: &mut Built,
-    ifaces: &[Iface],
-    subnets_of: &HashMap<String, Vec<String>>,
-    pools: &mut HashMap<String, Pool>,
-    problems: &mut Problems,
-) {
-    let mut got: HashMap<String, Ipv4Address> = HashMap::new();
-    for explicit in [true, false] {
-        for iface in ifaces.iter().filter(|i| i.ip.is_some() == explicit) {
-            let subnet = iface.subnet.clone().or_else(|| {
-                match subnets_of.get(&iface.net).map(Vec::as_slice) {
-                    Some([only]) => Some(only.clone()),
-                    _ => None,
-                }
-            });
-            let pool = subnet.and_then(|s| pools.get_mut(&s));
-            let result = match (pool, iface.ip) {
-                (Some(pool), Some(ip)) => pool.take(ip).map(|()| Some((ip, pool.cidr().netmask()))),
-                (Some(pool), None) => pool.next().map(|ip| Some((ip, pool.cidr().netmask()))),
-                (None, Some(ip)) => Ok(Some((ip, Ipv4Addr::new(255, 255, 255, 0)))),
-                (None, None) => Ok(None),
-            };
-            match result {
-                Ok(Some((address, netmask))) => {
-                    got.insert(iface.id.clone(), Ipv4Address { address, netmask });
-                }
-                Ok(None) => {}
-                Err(why) => problems.refuse(
-                    iface.line,
-                    format!("interface '{}' on '{}': {why}", iface.id, iface.net),
-                ),
-            }
-        }
-    }
-    for node in &mut built.nodes {
-        for iface in &mut node.interfaces {
-            iface.ipv4 = got.get(&iface.client_id).copied();
-        }
-    }
-}
-
-/// Volume sizes attached to each server.
-fn attachments(ctx: &Ctx<'_>, extra: &mut HashMap<String, u64>, problems: &mut Problems) {
-    let mut sizes: HashMap<String, (u64, bool)> = HashMap::new();
-    for volume in ctx.resources.iter().filter(|r| r.kind == Kind::Volume) {
-        for existing in ["image", "snapshot_id", "source_volid", "backup_id"] {
-            if volume.prop(existing, ctx, problems) != Val::Unset {
-                problems.refuse(volume.line, format!("volume '{}': {existing}: a volume made from another cloud's data: not supported by this aggregate", volume.name));
-            }
-        }
-        match volume.prop("size", ctx, problems) {
-            Val::Yaml(v) if v.as_i64().is_some_and(|n| n >= 1) => {
-                sizes.insert(volume.name.clone(), (v.as_i64().unwrap_or(1) as u64, false));
-            }
-            v => problems.refuse(
-                volume.line,
-                format!(
-                    "volume '{}': size {} is not a whole number of GB",
-                    volume.name,
-                    show(&v)
-                ),
-            ),
-        }
-    }
-    for attachment in ctx.resources.iter().filter(|r| r.kind == Kind::Attachment) {
-        let server = match attachment.prop("instance_uuid", ctx, problems) {
-            Val::Unset => attachment.prop("server", ctx, problems),
-            v => v,
-        };
-        let volume = attachment.prop("volume_id", ctx, problems);
-        match (server, volume) {
-            (Val::Resource(s), Val::Resource(v)) if ctx.resource(&s).is_some_and(|r| r.kind == Kind::Server) => {
-                match sizes.get_mut(&v) {
-                    Some((gb, attached)) if !*attached => {
-                        *attached = true;
-                        *extra.entry(s).or_default() += *gb;
-                    }
-                    Some(_) => problems.refuse(attachment.line, format!("volume '{v}' is attached twice")),
-                    None => problems.refuse(attachment.line, format!("attachment '{}': '{v}' is not a volume of the template", attachment.name)),
-                }
-            }
-            _ => problems.refuse(
-                attachment.line,
-                format!("attachment '{}' must attach a volume of the template to a server of the template", attachment.name),
-            ),
-        }
-    }
-    for (name, (_, attached)) in sizes {
-        if !attached {
-            let line = ctx.resource(&name).map_or(0, |r| r.line);
-            problems.refuse(line, format!("volume '{name}' is attached to no server: the aggregate gives disks only to VMs"));
         }
     }
 }
