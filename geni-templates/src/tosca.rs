@@ -123,6 +123,7 @@ fn read(doc: &Yaml, inputs: &Inputs, offer: &Offer, problems: &mut Problems) -> 
                 format!("node '{name}' of type {type_name}: an unknown node type: not supported by this aggregate"),
             ),
             Some(category) => {
+                node_keys(&name, template, &category, problems);
                 // Messages about the node point at its name.
                 let mut template = template.clone();
                 template.line = key.line;
@@ -139,6 +140,27 @@ fn read(doc: &Yaml, inputs: &Inputs, offer: &Offer, problems: &mut Problems) -> 
         nodes: t.vms,
         links: t.links,
         outputs,
+    }
+}
+
+/// Refuses what a node template says that its category does not read:
+/// directives, node filters and copies, and operations or artifacts of
+/// anything but a Compute node.
+fn node_keys(name: &str, template: &Yaml, category: &Category, problems: &mut Problems) {
+    for (key, value) in template.entries() {
+        let k = key.as_str().unwrap_or("");
+        let read = match k {
+            "type" | "description" | "metadata" | "properties" | "attributes" | "requirements"
+            | "capabilities" => true,
+            "interfaces" | "artifacts" => *category == Category::Compute,
+            _ => false,
+        };
+        if !read {
+            problems.refuse(
+                value.line,
+                format!("node '{name}': {k}: not supported by this aggregate"),
+            );
+        }
     }
 }
 

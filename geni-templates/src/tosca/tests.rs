@@ -293,3 +293,12 @@ fn a_required_input_given_no_value_is_refused_naming_it() {
         "t.yml:4: input 'image' is required and has no default: pass its value in geni_template_inputs"
     );
 }
+
+#[test]
+fn operations_of_a_non_compute_node_and_node_filters_are_refused() {
+    let body = "topology_template:\n  node_templates:\n    vm:\n      type: Compute\n      node_filter: {}\n    disk:\n      type: BlockStorage\n      properties: { size: 1 GB }\n      interfaces: { Standard: { create: https://example.org/format.sh } }\n";
+    assert_eq!(
+        refused(body, &Inputs::new()),
+        "t.yml:6: node 'vm': node_filter: not supported by this aggregate\nt.yml:7: block storage 'disk' is attached to no Compute node (AttachesTo): the aggregate gives disks only to VMs\nt.yml:10: node 'disk': interfaces: not supported by this aggregate"
+    );
+}
