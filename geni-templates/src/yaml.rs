@@ -12,7 +12,7 @@ pub(crate) mod params;
 pub(crate) mod tree;
 pub(crate) mod values;
 
-use crate::{Refusal, Refusals};
+use crate::{Output, OutputValue, Refusal, Refusals, Request};
 pub(crate) use tree::Yaml;
 
 /// The refusals of one translation, gathered as the document is read so
@@ -32,11 +32,6 @@ impl Problems {
         });
     }
 
-    /// Keeps a refusal made elsewhere.
-    pub fn push(&mut self, refusal: Refusal) {
-        self.refusals.push(refusal);
-    }
-
     /// Whether nothing has been refused.
     pub fn is_empty(&self) -> bool {
         self.refusals.is_empty()
@@ -54,6 +49,40 @@ impl Problems {
             refusals: self.refusals,
         })
     }
+}
+
+/// The outputs of `section` (a mapping of names to `{description,
+/// value}`), each value given by `value`.
+pub(crate) fn outputs(
+    section: Option<&Yaml>,
+    mut value: impl FnMut(&Yaml) -> OutputValue,
+) -> Vec<Output> {
+    section
+        .map(Yaml::entries)
+        .unwrap_or_default()
+        .iter()
+        .map(|(key, output)| Output {
+            name: key.as_str().unwrap_or("").to_owned(),
+            description: output
+                .get("description")
+                .and_then(Yaml::as_str)
+                .map(|d| d.trim().to_owned()),
+            value: value(output.get("value").unwrap_or(output)),
+        })
+        .collect()
+}
+
+/// Loads `text` (named `source` in messages) and translates it with
+/// `read`, which refuses into the problems it is given.
+pub(crate) fn translate(
+    source: &str,
+    text: &str,
+    read: impl FnOnce(&Yaml, &mut Problems) -> Request,
+) -> Result<Request, Refusals> {
+    let doc = load(source, text)?;
+    let mut problems = Problems::default();
+    let request = read(&doc, &mut problems);
+    problems.finish(source, request)
 }
 
 /// Loads `text` as the YAML document named `source`, or refuses it with

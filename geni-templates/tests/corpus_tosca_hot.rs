@@ -101,6 +101,50 @@ fn address(node: &str, interface: Option<&str>) -> OutputValue {
     }
 }
 
+/// Checks that names are unique and every link and output names what
+/// the request holds.
+fn assert_consistent(file: &str, request: &Request) {
+    let mut nodes = std::collections::BTreeSet::new();
+    let mut interfaces = std::collections::BTreeMap::new();
+    for node in &request.nodes {
+        assert!(
+            nodes.insert(node.client_id.as_str()),
+            "{file}: node {} twice",
+            node.client_id
+        );
+        for iface in &node.interfaces {
+            let dup = interfaces.insert(iface.client_id.as_str(), node.client_id.as_str());
+            assert!(dup.is_none(), "{file}: interface {} twice", iface.client_id);
+        }
+    }
+    for link in &request.links {
+        for iface in &link.interfaces {
+            assert!(
+                interfaces.contains_key(iface.as_str()),
+                "{file}: link {} joins no {iface}",
+                link.client_id
+            );
+        }
+    }
+    for output in &request.outputs {
+        if let OutputValue::Address { node, interface } = &output.value {
+            assert!(
+                nodes.contains(node.as_str()),
+                "{file}: output {} of no node {node}",
+                output.name
+            );
+            if let Some(iface) = interface {
+                assert_eq!(
+                    interfaces.get(iface.as_str()),
+                    Some(&node.as_str()),
+                    "{file}: output {}",
+                    output.name
+                );
+            }
+        }
+    }
+}
+
 /// The words a refusal of each `unsupported:` label must contain.
 fn construct_words(label: &str) -> &'static str {
     match label {
@@ -131,6 +175,7 @@ fn every_tosca_and_hot_document_translates_or_is_refused_as_the_manifest_says() 
             None => {
                 let request = result.unwrap_or_else(|e| panic!("{file} should translate:\n{e}"));
                 assert!(!request.nodes.is_empty(), "{file}: no VM");
+                assert_consistent(file, &request);
             }
             Some(label) => {
                 let refusals = result.expect_err(file);

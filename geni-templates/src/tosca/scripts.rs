@@ -46,12 +46,11 @@ pub(crate) fn services(
             continue;
         }
         for op in BOOT_OPERATIONS {
-            if let Some(operation) = operations.get(op) {
-                if let Some(e) =
+            if let Some(operation) = operations.get(op)
+                && let Some(e) =
                     operation_script(name, op, operation, artifacts, &mut used, params, problems)
-                {
-                    executes.push(e);
-                }
+            {
+                executes.push(e);
             }
         }
         for (op, operation) in operations.entries() {

@@ -195,3 +195,110 @@ fn unresolvable_imports_and_policies_are_refused() {
     );
     assert!(err.contains("t.yml:8: policy 'grow' of type tosca.policies.Scaling: scaling (autoscaling) policies: not supported"), "{err}");
 }
+
+/// The worked example of docs/languages/tosca.md.
+const WORKED: &str = r#"tosca_definitions_version: tosca_simple_yaml_1_0
+topology_template:
+  inputs:
+    cpus:
+      type: integer
+      default: 2
+      constraints:
+        - valid_values: [ 1, 2, 4 ]
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+      capabilities:
+        host:
+          properties:
+            num_cpus: { get_input: cpus }
+            mem_size: 2 GB
+            disk_size: 10 GB
+        os:
+          properties: { type: linux, distribution: ubuntu, version: 22.04 }
+    lan:
+      type: tosca.nodes.network.Network
+      properties: { cidr: 10.1.0.0/24, start_ip: 10.1.0.10 }
+    port:
+      type: tosca.nodes.network.Port
+      requirements: [ { binding: server }, { link: lan } ]
+  outputs:
+    server_ip:
+      value: { get_attribute: [ server, public_address ] }
+"#;
+
+#[test]
+fn the_documented_example_becomes_the_documented_request() {
+    let request = translate("tosca.yml", WORKED, &Inputs::new(), &example_offer()).unwrap();
+    let server = &request.nodes[0];
+    assert_eq!(server.client_id, "server");
+    assert_eq!(server.sliver_type.as_deref(), Some("default-vm"));
+    assert_eq!(
+        server.size,
+        Some(Size {
+            cores: 2,
+            ram_mb: 2048,
+            disk_gb: Some(10)
+        })
+    );
+    assert_eq!(
+        server.image.as_deref(),
+        Some("urn:publicid:IDN+am.example.org+image+ubuntu-22.04")
+    );
+    let port = &server.interfaces[0];
+    assert_eq!(port.client_id, "port");
+    assert_eq!(port.ipv4.unwrap().address.to_string(), "10.1.0.10");
+    assert_eq!(port.ipv4.unwrap().netmask.to_string(), "255.255.255.0");
+    assert_eq!(
+        (
+            request.links[0].client_id.as_str(),
+            request.links[0].interfaces.as_slice()
+        ),
+        ("lan", &["port".to_owned()][..])
+    );
+    assert_eq!(
+        request.outputs[0].value,
+        OutputValue::Address {
+            node: "server".into(),
+            interface: None
+        }
+    );
+    let inputs: Inputs = [("cpus".to_string(), Scalar::Int(3))].into();
+    let err = translate("tosca.yml", WORKED, &inputs, &example_offer())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "tosca.yml:8: input 'cpus' is '3', which breaks its constraint valid_values: [1, 2, 4]"
+    );
+    let err = translate(
+        "tosca.yml",
+        &WORKED.replace("22.04", "12.04"),
+        &Inputs::new(),
+        &example_offer(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "tosca.yml:10: node 'server': no offered image matches the operating system type linux, distribution ubuntu, version 12.04; the images offered are: urn:publicid:IDN+am.example.org+image+ubuntu-22.04 (Linux 22.04) \"Ubuntu 22.04 LTS\""
+    );
+}
+
+#[test]
+fn a_required_input_given_no_value_is_refused_naming_it() {
+    let body = "topology_template:\n  inputs:\n    image:\n      type: string\n      required: true\n  node_templates:\n    vm:\n      type: Compute\n      capabilities:\n        os:\n          properties: { image: { get_input: image } }\n";
+    assert_eq!(
+        refused(body, &Inputs::new()),
+        "t.yml:4: input 'image' is required and has no default: pass its value in geni_template_inputs"
+    );
+}
+
+#[test]
+fn operations_of_a_non_compute_node_and_node_filters_are_refused() {
+    let body = "topology_template:\n  node_templates:\n    vm:\n      type: Compute\n      node_filter: {}\n    disk:\n      type: BlockStorage\n      properties: { size: 1 GB }\n      interfaces: { Standard: { create: https://example.org/format.sh } }\n";
+    assert_eq!(
+        refused(body, &Inputs::new()),
+        "t.yml:6: node 'vm': node_filter: not supported by this aggregate\nt.yml:7: block storage 'disk' is attached to no Compute node (AttachesTo): the aggregate gives disks only to VMs\nt.yml:10: node 'disk': interfaces: not supported by this aggregate"
+    );
+}

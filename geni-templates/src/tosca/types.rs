@@ -23,6 +23,18 @@ pub(crate) enum Category {
     Refused(String),
 }
 
+/// The node templates the aggregate reads: name, template (its line that
+/// of its name) and category, in document order.
+#[derive(Debug, Default)]
+pub(crate) struct Nodes(pub Vec<(String, Yaml, Category)>);
+
+impl Nodes {
+    /// The category of the node template called `name`.
+    pub fn category(&self, name: &str) -> Option<&Category> {
+        self.0.iter().find(|(n, ..)| n == name).map(|(_, _, c)| c)
+    }
+}
+
 /// The node types a template declares: name → (`derived_from`, whether
 /// it adds operations or artifacts of its own).
 #[derive(Debug, Default)]

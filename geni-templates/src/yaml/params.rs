@@ -65,14 +65,22 @@ impl Params {
                     .clone()
                     .or_else(|| definition.get("default").filter(|d| !d.is_null()).cloned());
                 match &value {
-                    // A refused value is not used further, so that it is
-                    // refused once, not again by everything using it.
-                    Some(v) => {
-                        if !check(name, definition, v, dialect, problems) {
-                            values.insert(name.to_owned(), None);
-                            continue;
-                        }
+                    // The translation goes on with the default in place of
+                    // a refused value (when the default is valid), so that
+                    // the value is refused once, not again by all that
+                    // uses it.
+                    Some(v) if !check(name, definition, v, dialect, problems) => {
+                        let fallback = definition
+                            .get("default")
+                            .filter(|d| !d.is_null())
+                            .filter(|d| {
+                                check(name, definition, d, dialect, &mut Problems::default())
+                            })
+                            .cloned();
+                        values.insert(name.to_owned(), fallback);
+                        continue;
                     }
+                    Some(_) => {}
                     None if definition.get("required").and_then(Yaml::as_bool) == Some(true) => {
                         problems.refuse(
                             key.line,

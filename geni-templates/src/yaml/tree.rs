@@ -91,11 +91,6 @@ impl Yaml {
         matches!(self.kind, Kind::Map(_))
     }
 
-    /// Whether this is a sequence.
-    pub fn is_seq(&self) -> bool {
-        matches!(self.kind, Kind::Seq(_))
-    }
-
     /// A scalar's text, unless it is null.
     pub fn as_str(&self) -> Option<&str> {
         match &self.kind {
@@ -208,6 +203,30 @@ fn at(span: Span, message: String) -> LoadError {
     }
 }
 
+/// Applies YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`): the
+/// entries of the merged mappings that the mapping does not set itself.
+fn merge(entries: Vec<(Yaml, Yaml)>) -> Vec<(Yaml, Yaml)> {
+    let is_merge = |k: &Yaml| matches!(&k.kind, Kind::Scalar { text, plain: true } if text == "<<");
+    if !entries.iter().any(|(k, _)| is_merge(k)) {
+        return entries;
+    }
+    let (merges, mut own): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| is_merge(k));
+    for (_, value) in merges {
+        let sources = match value.kind {
+            Kind::Seq(items) => items,
+            _ => vec![value],
+        };
+        for source in sources {
+            for (k, v) in source.entries() {
+                if !own.iter().any(|(o, _)| o.as_str() == k.as_str()) {
+                    own.push((k.clone(), v.clone()));
+                }
+            }
+        }
+    }
+    own
+}
+
 #[derive(Default)]
 struct Loader {
     stack: Vec<Open>,
@@ -255,7 +274,9 @@ impl Loader {
             Event::SequenceEnd | Event::MappingEnd => {
                 let (node, anchor, span) = match self.stack.pop() {
                     Some(Open::Seq(items, span, anchor)) => (Kind::Seq(items), anchor, span),
-                    Some(Open::Map(entries, _, span, anchor)) => (Kind::Map(entries), anchor, span),
+                    Some(Open::Map(entries, _, span, anchor)) => {
+                        (Kind::Map(merge(entries)), anchor, span)
+                    }
                     None => return Err(at(span, "malformed YAML: unbalanced end".to_owned())),
                 };
                 let node = Yaml {
@@ -310,13 +331,13 @@ impl Loader {
             Some(Open::Seq(items, ..)) => items.push(node),
             Some(Open::Map(entries, key, ..)) => match key.take() {
                 None => {
-                    if let Some(k) = node.as_str() {
-                        if entries.iter().any(|(e, _)| e.as_str() == Some(k)) {
-                            return Err(at(
-                                span,
-                                format!("the key '{k}' appears twice in one mapping"),
-                            ));
-                        }
+                    if let Some(k) = node.as_str()
+                        && entries.iter().any(|(e, _)| e.as_str() == Some(k))
+                    {
+                        return Err(at(
+                            span,
+                            format!("the key '{k}' appears twice in one mapping"),
+                        ));
                     }
                     *key = Some(node);
                 }
@@ -400,6 +421,15 @@ mod tests {
             doc.get("node").unwrap().get("cpus").unwrap().as_i64(),
             Some(2)
         );
+    }
+
+    #[test]
+    fn merge_keys_add_the_entries_a_mapping_does_not_set() {
+        let doc = load("d: &d { cpus: 1, mem: 2 GB }\nvm:\n  <<: *d\n  cpus: 4\n").unwrap();
+        let vm = doc.get("vm").unwrap();
+        assert_eq!(vm.get("cpus").unwrap().as_i64(), Some(4));
+        assert_eq!(vm.get("mem").unwrap().as_str(), Some("2 GB"));
+        assert!(vm.get("<<").is_none());
     }
 
     #[test]
