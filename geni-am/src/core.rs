@@ -22,6 +22,7 @@ pub mod links;
 mod manifest;
 mod merge;
 pub mod naming;
+mod outputs;
 mod report;
 mod select;
 pub mod templates;

@@ -11,7 +11,7 @@
 use geni_am_tests::aggregate::{ALICE, Aggregate, DEMO_SLICE, set};
 use geni_am_tests::calls::{call, creds, s, st, strs, users};
 use geni_am_tests::database::Store;
-use geni_am_tests::flows::ALICE_KEY;
+use geni_am_tests::flows::{ALICE_KEY, Slice};
 use geni_am_tests::requests::{corpus, node_client_ids};
 use geni_xmlrpc::Value;
 use std::path::Path;
@@ -286,7 +286,7 @@ fn template_inputs_reach_the_template_and_malformed_ones_are_badargs_naming_the_
 }
 
 #[test]
-fn a_tosca_template_allocates_through_a_plain_xmlrpc_client_with_its_outputs_in_the_manifest() {
+fn a_tosca_template_allocates_through_a_plain_xmlrpc_client_and_its_output_gets_the_vms_address() {
     let aggregate = start();
     let mut client = aggregate.client(3);
     let credential = aggregate.read("demo-slice-cred.xml");
@@ -310,6 +310,24 @@ fn a_tosca_template_allocates_through_a_plain_xmlrpc_client_with_its_outputs_in_
     assert!(
         manifest.contains("<tmpl:output name=\"private_ip\" node=\"my_server\""),
         "{manifest}"
+    );
+    // Once the VM runs, the output holds its control address.
+    let mut slice = Slice {
+        client: &mut client,
+        urn: DEMO_SLICE.to_owned(),
+        credential: credential.clone(),
+    };
+    slice.provision(&[DEMO_SLICE]);
+    slice.action(&[DEMO_SLICE], "geni_start");
+    slice.wait_ready(&[DEMO_SLICE]);
+    let described = slice.describe(&[DEMO_SLICE]).rspec();
+    let output = described
+        .split("<tmpl:output ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no output in {described}"));
+    assert!(
+        output.starts_with("name=\"private_ip\" node=\"my_server\" value=\""),
+        "{described}"
     );
     delete_slice(&mut client, &credential);
 }
