@@ -85,7 +85,7 @@ pub(crate) fn services(
             });
         } else {
             problems.refuse(
-                artifact.line,
+                key.line,
                 format!("node '{name}': artifact {artifact_name} ('{file}'): only archives at http(s) URLs are installed by this aggregate"),
             );
         }

@@ -302,3 +302,73 @@ fn operations_of_a_non_compute_node_and_node_filters_are_refused() {
         "t.yml:6: node 'vm': node_filter: not supported by this aggregate\nt.yml:7: block storage 'disk' is attached to no Compute node (AttachesTo): the aggregate gives disks only to VMs\nt.yml:10: node 'disk': interfaces: not supported by this aggregate"
     );
 }
+
+#[test]
+fn a_scalable_count_makes_numbered_vms_and_an_index_picks_one() {
+    let body = "topology_template:
+  node_templates:
+    wn:
+      type: Compute
+      capabilities:
+        scalable: { properties: { count: 3 } }
+        host: { properties: { num_cpus: 2 } }
+  outputs:
+    second: { value: { get_attribute: [wn, private_address, 1] } }
+";
+    let request = ok(body, &Inputs::new());
+    let ids: Vec<&str> = request.nodes.iter().map(|n| n.client_id.as_str()).collect();
+    assert_eq!(ids, ["wn-1", "wn-2", "wn-3"]);
+    assert!(
+        request
+            .nodes
+            .iter()
+            .all(|n| n.size.map(|s| s.cores) == Some(2))
+    );
+    assert_eq!(
+        request.outputs[0].value,
+        OutputValue::Address {
+            node: "wn-2".into(),
+            interface: None
+        }
+    );
+    let err = refused(&body.replace("count: 3", "count: 0"), &Inputs::new());
+    assert!(
+        err.starts_with(
+            "t.yml:7: node 'wn': scalable count '0' is not a whole number from 1 to 64"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_archive_artifact_becomes_an_install_service() {
+    let body = "topology_template:
+  node_templates:
+    vm:
+      type: Compute
+      artifacts:
+        site:
+          file: https://example.org/site.tar.gz
+          type: tosca.artifacts.Deployment
+          deploy_path: /srv/site
+        notes:
+          file: notes.txt
+          type: tosca.artifacts.File
+";
+    let err = refused(body, &Inputs::new());
+    assert_eq!(
+        err,
+        "t.yml:11: node 'vm': artifact notes ('notes.txt'): only archives at http(s) URLs are installed by this aggregate"
+    );
+    let request = ok(
+        &body[..body.find("        notes:").unwrap()],
+        &Inputs::new(),
+    );
+    assert_eq!(
+        request.nodes[0].installs,
+        [crate::Install {
+            url: "https://example.org/site.tar.gz".into(),
+            install_path: "/srv/site".into()
+        }]
+    );
+}
