@@ -9,6 +9,7 @@ pub mod cred;
 pub mod dev;
 pub mod rspec;
 pub mod serve;
+pub mod translate;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -50,6 +51,9 @@ pub enum Command {
     /// slivers, jobs, events and capacity; shut slices down, delete
     /// slivers, drain; back the store up.
     Admin(admin::AdminArgs),
+    /// Print the GENI v3 request RSpec a TOSCA, RADL or HOT template
+    /// becomes.
+    Translate(translate::TranslateArgs),
 }
 
 impl Cli {
@@ -64,6 +68,7 @@ impl Cli {
             Command::Bench(args) => args.run(),
             Command::Backend(cmd) => cmd.run(),
             Command::Admin(args) => args.run(),
+            Command::Translate(args) => args.run(),
         }
     }
 }

@@ -23,9 +23,11 @@ mod manifest;
 mod merge;
 pub mod naming;
 mod operator;
+mod outputs;
 pub mod overview;
 mod report;
 mod select;
+pub mod templates;
 mod v2;
 
 pub use actions::Action;

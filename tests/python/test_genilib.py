@@ -107,6 +107,36 @@ def test_v3_lifecycle(am):
     wait_until_every_host_is_available(am)
 
 
+TOSCA_TEMPLATE = """tosca_definitions_version: tosca_simple_yaml_1_0
+description: One small VM, as a TOSCA Simple Profile service template.
+topology_template:
+  node_templates:
+    tosca-vm:
+      type: tosca.nodes.Compute
+      capabilities:
+        host:
+          properties:
+            num_cpus: 1
+            mem_size: 512 MB
+"""
+
+
+def test_v3_tosca_template(am):
+    """A TOSCA template in Allocate's rspec argument; GetVersion lists TOSCA."""
+    root, cert, key = am["tls"]
+    creds = [Credential(am["slice_cred"])]
+    version = ok(amapi3.getversion(am["v3"], root, cert, key, ({},)))
+    kinds = [(v["type"], v["version"]) for v in version["geni_request_rspec_versions"]]
+    assert ("GENI", "3") in kinds and ("TOSCA", "1.0") in kinds
+    allocated = ok(amapi3.allocate(am["v3"], root, cert, key, creds, am["slice"],
+                                   TOSCA_TEMPLATE))
+    assert 'client_id="tosca-vm"' in allocated["geni_rspec"]
+    assert 'ram="512"' in allocated["geni_rspec"]
+    deleted = ok(amapi3.delete(am["v3"], root, cert, key, creds, [am["slice"]]))
+    assert states(deleted, "geni_allocation_status") == ["geni_unallocated"]
+    wait_until_every_host_is_available(am)
+
+
 def wait_until_every_host_is_available(am):
     """A Delete keeps its hosts' capacity until their VMs are destroyed, a
     moment later; the advertisement says when every host is free again."""

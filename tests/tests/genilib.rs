@@ -1,6 +1,7 @@
 //! Interop with a client nobody here wrote: `tests/python/test_genilib.py`
 //! drives the real binary with geni-lib (its `geni.minigcf` v3 and v2
-//! clients and `geni.rspec.pg` requests with raw PCs, Xen VMs and a LAN)
+//! clients and `geni.rspec.pg` requests with raw PCs, Xen VMs and a LAN,
+//! and a TOSCA template through Allocate)
 //! over TLS, verifying the server certificate against the development CA.
 //! The Python is `GENI_AM_PYTHON` (a venv with geni-lib, six and pytest,
 //! as `scripts/test.sh` makes); without it the test is skipped loudly,
@@ -61,5 +62,9 @@ fn genilib_lifecycles_pass() {
     assert!(
         stdout.contains("test_v3_lifecycle PASSED"),
         "the geni-lib v3 lifecycle passed"
+    );
+    assert!(
+        stdout.contains("test_v3_tosca_template PASSED"),
+        "geni-lib allocated a TOSCA template"
     );
 }

@@ -159,6 +159,44 @@ impl<'a> Options<'a> {
             .transpose()
     }
 
+    /// The values of a template's inputs (the option
+    /// `geni_template_inputs`: a struct of strings, ints, doubles and
+    /// booleans); none when absent. Anything else is BADARGS naming the key.
+    pub fn template_inputs(&self) -> Result<geni_templates::Inputs, AmError> {
+        use geni_templates::Scalar;
+        const NAME: &str = "geni_template_inputs";
+        let Some(value) = self.get(NAME) else {
+            return Ok(Default::default());
+        };
+        let Value::Struct(members) = value else {
+            return Err(bad_argument(
+                self.method,
+                format!("option {NAME} must be a struct of input names to values"),
+            ));
+        };
+        members
+            .iter()
+            .map(|(key, value)| {
+                let scalar = match value {
+                    Value::String(s) => Scalar::Str(s.clone()),
+                    Value::Integer(i) => Scalar::Int(i64::from(*i)),
+                    Value::Long(i) => Scalar::Int(*i),
+                    Value::Double(d) => Scalar::Float(*d),
+                    Value::Boolean(b) => Scalar::Bool(*b),
+                    _ => {
+                        return Err(bad_argument(
+                            self.method,
+                            format!(
+                                "option {NAME}: input `{key}` must be a string, int, double or boolean"
+                            ),
+                        ));
+                    }
+                };
+                Ok((key.clone(), scalar))
+            })
+            .collect()
+    }
+
     /// Checks the required `geni_rspec_version` option names GENI 3:
     /// missing or malformed is BADARGS, another version BADVERSION.
     pub fn require_rspec_version(&self) -> Result<(), AmError> {

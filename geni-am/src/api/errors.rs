@@ -33,6 +33,7 @@ pub fn core_code(error: &CoreError) -> GeniCode {
     match error {
         CoreError::EmptyRequest
         | CoreError::InvalidRspec(_)
+        | CoreError::TemplateRefused(_)
         | CoreError::BadRequest { .. }
         | CoreError::NoNodeForAggregate { .. }
         | CoreError::BadUrn(_)

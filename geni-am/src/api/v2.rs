@@ -46,7 +46,8 @@ fn list_resources(context: &Context<'_>, params: Params<'_>) -> Outcome {
     Ok((envelope::rspec(document, compressed)?, String::new()))
 }
 
-/// `CreateSliver(slice_urn, credentials, rspec, users, options)`.
+/// `CreateSliver(slice_urn, credentials, rspec, users, options)`; `rspec`
+/// may be a template (TOSCA, RADL, HOT) with `geni_template_inputs`.
 fn create_sliver(context: &Context<'_>, params: Params<'_>) -> Outcome {
     let slice = context.slice_arg(&params, 0)?;
     let rspec = params.string(2, "rspec")?;
@@ -55,10 +56,12 @@ fn create_sliver(context: &Context<'_>, params: Params<'_>) -> Outcome {
         Err(_) => Vec::new(),
     };
     let options = params.options(4)?;
+    let inputs = options.template_inputs()?;
     let principal = context.authorize(&params, 1, &options, Some(&slice))?;
+    let rspec = context.aggregate().request_rspec(rspec, &inputs)?;
     let manifest = context
         .aggregate()
-        .create_sliver(&principal, slice.as_str(), rspec, &users)?;
+        .create_sliver(&principal, slice.as_str(), &rspec, &users)?;
     Ok((text(manifest), String::new()))
 }
 

@@ -60,15 +60,18 @@ fn describe(context: &Context<'_>, params: Params<'_>) -> Outcome {
     Ok((value, String::new()))
 }
 
-/// `Allocate(slice_urn, credentials, rspec, options)`.
+/// `Allocate(slice_urn, credentials, rspec, options)`; `rspec` may be a
+/// template (TOSCA, RADL, HOT) with `geni_template_inputs`.
 fn allocate(context: &Context<'_>, params: Params<'_>) -> Outcome {
     let slice = context.slice_arg(&params, 0)?;
     let rspec = params.string(2, "rspec")?;
     let options = params.options(3)?;
+    let inputs = options.template_inputs()?;
     let principal = context.authorize(&params, 1, &options, Some(&slice))?;
+    let rspec = context.aggregate().request_rspec(rspec, &inputs)?;
     let allocation = context
         .aggregate()
-        .allocate(&principal, slice.as_str(), rspec)?;
+        .allocate(&principal, slice.as_str(), &rspec)?;
     let value = fields([
         ("geni_rspec", text(allocation.manifest)),
         ("geni_slivers", sliver_infos(&allocation.slivers)),

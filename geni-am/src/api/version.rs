@@ -38,6 +38,23 @@ fn rspec_version(schema: &str) -> Value {
     ])
 }
 
+/// The entries of the template languages a request may also be written
+/// in (TOSCA, RADL, HOT; docs/languages/), after GENI 3.
+fn template_versions() -> impl Iterator<Item = Value> {
+    geni_templates::Language::TEMPLATES.into_iter().map(|l| {
+        fields([
+            ("type", text(l.version_type())),
+            ("version", text(l.version())),
+            ("schema", text(l.schema())),
+            ("namespace", text(l.namespace())),
+            (
+                "extensions",
+                Value::Array(vec![text(geni_templates::OUTPUTS_NS)]),
+            ),
+        ])
+    })
+}
+
 /// A `{geni_type, geni_version}` entry.
 fn credential_type(kind: &str, version: &str) -> Value {
     fields([("geni_type", text(kind)), ("geni_version", text(version))])
@@ -56,7 +73,11 @@ pub fn value(api: u32, endpoints: &Endpoints, am_urn: &str) -> Value {
         ),
         (
             "geni_request_rspec_versions",
-            Value::Array(vec![rspec_version("request.xsd")]),
+            Value::Array(
+                std::iter::once(rspec_version("request.xsd"))
+                    .chain(template_versions())
+                    .collect(),
+            ),
         ),
         (
             "geni_ad_rspec_versions",
@@ -142,6 +163,33 @@ mod tests {
         assert!(creds.contains(&credential_type("geni_sfa", "2")));
         assert!(creds.contains(&credential_type("geni_sfa", "3")));
         assert!(creds.contains(&credential_type("geni_abac", "1")));
+    }
+
+    #[test]
+    fn request_versions_list_geni_3_first_then_each_template_language() {
+        let v = value(3, &endpoints(), "urn:publicid:IDN+am.example+authority+am");
+        let Some(Value::Array(requests)) = member(&v, "geni_request_rspec_versions") else {
+            panic!("no request versions");
+        };
+        let kinds: Vec<_> = requests
+            .iter()
+            .map(|r| (member(r, "type").cloned(), member(r, "version").cloned()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("GENI", "3"),
+                ("TOSCA", "1.0"),
+                ("RADL", "1.1"),
+                ("HOT", "2013-05-23")
+            ]
+            .map(|(t, v)| (Some(text(t)), Some(text(v))))
+        );
+        for entry in requests {
+            for field in ["schema", "namespace", "extensions"] {
+                assert!(member(entry, field).is_some(), "{field} missing");
+            }
+        }
     }
 
     #[test]

@@ -20,6 +20,11 @@ pub enum CoreError {
     /// The request is not a valid RSpec (schema, syntax or semantic rules).
     #[error("{0}")]
     InvalidRspec(String),
+    /// A request template (TOSCA, RADL, HOT) is malformed or asks for
+    /// what the aggregate cannot honour: one `template:line:column:
+    /// message` line per refusal.
+    #[error("{0}")]
+    TemplateRefused(String),
     /// Something the request asks for at one line cannot be served.
     #[error("line {line}: {problem}")]
     BadRequest {

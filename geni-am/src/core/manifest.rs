@@ -3,11 +3,12 @@
 //! URN, the sliver type chosen for a node that named none, component,
 //! hostname, addresses, logins, users' keys) through `geni_rspec::manifest`,
 //! then merged into one document when the slivers came from several
-//! Allocates.
+//! Allocates; a template's outputs get the addresses it now knows
+//! (`outputs`).
 
-use super::merge;
 use super::naming::{interface_sliver_urn, link_sliver_urn, login_name, login_names};
 use super::{AggregateConfig, CoreError, SshAccess};
+use super::{merge, outputs};
 use crate::model::{AllocationState, SliverAnnotations, UserKeys};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
@@ -41,7 +42,17 @@ pub(super) fn render(
     let doc = if rows.is_empty() {
         builder::empty().map_err(manifest_error)?
     } else {
-        build(conn, config, slice_urn, rows, known)?
+        let mut doc = build(conn, config, slice_urn, rows, known)?;
+        let control: HashMap<String, String> = rows
+            .iter()
+            .filter_map(|row| {
+                let observed = row.annotations.value();
+                let address = observed.address.as_ref().or(observed.hostname.as_ref())?;
+                Some((row.client_id.clone(), address.clone()))
+            })
+            .collect();
+        outputs::fill(&mut doc, &control);
+        doc
     };
     String::from_utf8(doc.to_bytes()).map_err(|_| {
         CoreError::Internal("the manifest is not UTF-8 (a stored request was damaged)".into())
