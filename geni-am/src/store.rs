@@ -21,6 +21,7 @@
 
 pub mod backup;
 pub mod bell;
+mod cached;
 mod columns;
 pub mod components;
 pub mod drain;

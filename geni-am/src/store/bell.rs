@@ -5,6 +5,7 @@
 //! on PostgreSQL the same transaction sends a `NOTIFY`, and [`listen`]
 //! rings the bell of every process sharing the database.
 
+use super::cached::CachedDsl;
 use super::{Conn, Manager, StoreResult};
 use diesel::RunQueryDsl;
 use diesel::r2d2::ManageConnection;
@@ -66,7 +67,9 @@ thread_local! {
 pub(super) fn note_queued(conn: &mut Conn) -> StoreResult<()> {
     QUEUED.set(true);
     if let Conn::Postgres(pg) = conn {
-        diesel::sql_query(format!("NOTIFY {CHANNEL}")).execute(pg)?;
+        diesel::sql_query(format!("NOTIFY {CHANNEL}"))
+            .cached()
+            .execute(pg)?;
     }
     Ok(())
 }

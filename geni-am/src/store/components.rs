@@ -7,6 +7,7 @@ mod from_backend;
 
 pub use from_backend::component_rows;
 
+use super::cached::CachedDsl;
 use super::schema::{components, jobs, slivers};
 use super::{Conn, Json, Store, StoreResult, UnixTime};
 use crate::model::{AllocationState, JobKind};
@@ -230,6 +231,7 @@ pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String,
             count_star(),
             sql::<Bool>("MAX(CASE WHEN exclusive THEN 1 ELSE 0 END) = 1"),
         ))
+        .cached()
         .load(conn)?;
     let mut usage: HashMap<String, Usage> = totals
         .into_iter()

@@ -1,5 +1,6 @@
 //! The audit log: one row per thing that happened to a slice or sliver.
 
+use super::cached::CachedDsl;
 use super::schema::events;
 use super::{Conn, Store, StoreResult, UnixTime};
 use crate::model::EventKind;
@@ -48,6 +49,7 @@ pub fn append(
     };
     diesel::insert_into(events::table)
         .values(&row)
+        .cached()
         .execute(conn)?;
     Ok(())
 }

@@ -13,6 +13,7 @@
 //! an earlier run at once ([`Store::reclaim_leases`]); the leases of
 //! other instances keep running until they expire.
 
+use super::cached::CachedDsl;
 use super::schema::jobs;
 use super::{Conn, Json, Store, StoreResult, UnixTime};
 use crate::model::{JobKind, JobState};
@@ -89,6 +90,7 @@ pub fn enqueue(
     };
     diesel::insert_into(jobs::table)
         .values(&row)
+        .cached()
         .execute(conn)?;
     super::bell::note_queued(conn)?;
     Ok(row.id)
@@ -107,6 +109,7 @@ fn supersede_queued(conn: &mut Conn, sliver_urn: &str, now: DateTime<Utc>) -> St
             jobs::last_error.eq("superseded by the destruction of the sliver"),
             jobs::updated_at.eq(UnixTime::from(now)),
         ))
+        .cached()
         .execute(conn)?;
     Ok(())
 }
@@ -152,8 +155,8 @@ fn claimable_ids(conn: &mut Conn, now: DateTime<Utc>, limit: i64) -> StoreResult
         .select(jobs::id)
         .limit(limit);
     Ok(match conn {
-        Conn::Postgres(pg) => query.for_update().skip_locked().load(pg)?,
-        Conn::Sqlite(sqlite) => query.load(sqlite)?,
+        Conn::Postgres(pg) => query.for_update().skip_locked().cached().load(pg)?,
+        Conn::Sqlite(sqlite) => query.cached().load(sqlite)?,
     })
 }
 
@@ -179,6 +182,7 @@ fn release(
             run_after.map(|t| jobs::run_after.eq(UnixTime::from(t))),
             jobs::updated_at.eq(UnixTime::from(now)),
         ))
+        .cached()
         .execute(conn)?;
     Ok(changed == 1)
 }
@@ -193,8 +197,8 @@ fn claim(
     limit: i64,
 ) -> StoreResult<Vec<JobRow>> {
     // One statement per job (there are `limit` at most, usually one):
-    // diesel keeps the read by id prepared, while it prepares every
-    // `IN (…)` anew on SQLite (and every `UPDATE` in any case).
+    // the update and the read by id stay prepared, while an `IN (…)` of
+    // any length would be a new statement text (see `super::cached`).
     let mut claimed = Vec::new();
     for id in claimable_ids(conn, now, limit)? {
         diesel::update(jobs::table.filter(jobs::id.eq(&id)))
@@ -205,6 +209,7 @@ fn claim(
                 jobs::attempts.eq(jobs::attempts + 1),
                 jobs::updated_at.eq(UnixTime::from(now)),
             ))
+            .cached()
             .execute(conn)?;
         claimed.push(jobs::table.filter(jobs::id.eq(&id)).first(conn)?);
     }
@@ -276,6 +281,7 @@ impl Store {
             if held {
                 diesel::update(jobs::table.filter(jobs::id.eq(id)))
                     .set(jobs::attempts.eq(jobs::attempts - 1))
+                    .cached()
                     .execute(conn)?;
             }
             Ok(held)

@@ -1,6 +1,7 @@
 //! Slices, the request RSpec documents they were allocated from, and the
 //! users (with SSH keys) given at Provision or `geni_update_users`.
 
+use super::cached::CachedDsl;
 use super::schema::{requests, slice_users, slices};
 use super::{Conn, Json, StoreResult, UnixTime};
 use crate::model::UserKeys;
@@ -57,6 +58,7 @@ pub fn find_or_create(
         row.credential_expires = credential_expires.into();
         diesel::update(slices::table.find(urn))
             .set(slices::credential_expires.eq(row.credential_expires))
+            .cached()
             .execute(conn)?;
         return Ok(row);
     }
@@ -70,6 +72,7 @@ pub fn find_or_create(
     };
     diesel::insert_into(slices::table)
         .values(&row)
+        .cached()
         .execute(conn)?;
     Ok(row)
 }
@@ -82,6 +85,7 @@ pub fn lock(conn: &mut Conn, urn: &str) -> StoreResult<()> {
     if let Conn::Postgres(pg) = conn {
         diesel::sql_query("SELECT urn FROM slices WHERE urn = $1 FOR UPDATE")
             .bind::<diesel::sql_types::Text, _>(urn)
+            .cached()
             .execute(pg)?;
     }
     Ok(())
@@ -115,6 +119,7 @@ pub fn insert_request(
     };
     diesel::insert_into(requests::table)
         .values(&row)
+        .cached()
         .execute(conn)?;
     Ok(row.id)
 }
@@ -144,6 +149,7 @@ pub fn upsert_users(
                 slice_users::keys.eq(&keys),
                 slice_users::updated_at.eq(UnixTime::from(now)),
             ))
+            .cached()
             .execute(conn)?;
         if updated == 0 {
             diesel::insert_into(slice_users::table)
@@ -153,6 +159,7 @@ pub fn upsert_users(
                     slice_users::keys.eq(&keys),
                     slice_users::updated_at.eq(UnixTime::from(now)),
                 ))
+                .cached()
                 .execute(conn)?;
         }
     }

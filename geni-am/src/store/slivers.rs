@@ -9,6 +9,7 @@
 //! taken against ([`Store::record_observation`]): an observation older
 //! than another writer's transition never moves the sliver back.
 
+use super::cached::CachedDsl;
 use super::schema::slivers;
 use super::{Conn, Json, Store, StoreResult, UnixTime, events, jobs};
 use crate::model::plan::NodePlan;
@@ -108,6 +109,7 @@ impl SliverRow {
 pub fn insert(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
     diesel::insert_into(slivers::table)
         .values(row)
+        .cached()
         .execute(conn)?;
     Ok(())
 }
@@ -116,6 +118,7 @@ pub fn insert(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
 pub fn save(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
     diesel::update(slivers::table.find(&row.urn))
         .set((row, slivers::version.eq(slivers::version + 1)))
+        .cached()
         .execute(conn)?;
     Ok(())
 }
@@ -129,6 +132,7 @@ fn save_if_unchanged(conn: &mut Conn, row: &SliverRow) -> StoreResult<bool> {
         .filter(slivers::version.eq(row.version));
     let written = diesel::update(unchanged)
         .set((row, slivers::version.eq(slivers::version + 1)))
+        .cached()
         .execute(conn)?;
     Ok(written == 1)
 }
