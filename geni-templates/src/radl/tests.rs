@@ -2,38 +2,20 @@
 //! addresses, shell recipes, inputs, the JSON form, and refusals.
 
 use super::translate;
-use crate::{Inputs, Offer, OfferedImage, OfferedSliverType, Request, Scalar, Size};
+use crate::yaml::choose::tests::example_offer;
+use crate::{Inputs, Offer, OfferedImage, Request, Scalar, Size};
 
+/// The example configuration's offer with a CentOS 7 image beside its
+/// Ubuntu 22.04, so that `os.flavour` has something to choose between.
 fn offer() -> Offer {
-    Offer {
-        sliver_types: vec![OfferedSliverType {
-            name: "default-vm".into(),
-            max_size: Some(Size {
-                cores: 4,
-                ram_mb: 8192,
-                disk_gb: Some(40),
-            }),
-            default_size: Size {
-                cores: 1,
-                ram_mb: 1024,
-                disk_gb: None,
-            },
-            images: vec![
-                OfferedImage {
-                    name: "urn:publicid:IDN+am.example+image+ubuntu-22.04".into(),
-                    os: Some("Linux".into()),
-                    version: Some("22.04".into()),
-                    description: Some("Ubuntu 22.04 LTS".into()),
-                },
-                OfferedImage {
-                    name: "urn:publicid:IDN+am.example+image+centos-7".into(),
-                    os: Some("Linux".into()),
-                    version: Some("7".into()),
-                    description: Some("CentOS 7".into()),
-                },
-            ],
-        }],
-    }
+    let mut offer = example_offer();
+    offer.sliver_types[0].images.push(OfferedImage {
+        name: "urn:publicid:IDN+am.example.org+image+centos-7".into(),
+        os: Some("Linux".into()),
+        version: Some("7".into()),
+        description: Some("CentOS 7".into()),
+    });
+    offer
 }
 
 fn ok(text: &str) -> Request {
@@ -105,12 +87,12 @@ fn os_flavour_and_version_choose_the_offered_image() {
     );
     assert_eq!(
         request.nodes[0].image.as_deref(),
-        Some("urn:publicid:IDN+am.example+image+centos-7")
+        Some("urn:publicid:IDN+am.example.org+image+centos-7")
     );
     let text =
         refused("system db (\n disk.0.os.flavour = 'ubuntu' and disk.0.os.version = '16.04'\n)");
     assert!(
-        text.starts_with("t.radl:1:1: system 'db': no offered image matches disk.0.os.flavour = 'ubuntu' and disk.0.os.version = '16.04'; offered images: urn:publicid:IDN+am.example+image+ubuntu-22.04 (Linux 22.04)"),
+        text.starts_with("t.radl:1:1: system 'db': no offered image matches disk.0.os.flavour = 'ubuntu' and disk.0.os.version = '16.04'; offered images: urn:publicid:IDN+am.example.org+image+ubuntu-22.04 (Linux 22.04)"),
         "{text}"
     );
 }
@@ -120,7 +102,7 @@ fn an_image_url_naming_an_offered_image_is_that_image() {
     let request = ok("system a (disk.0.image.url = 'one://cloud.example/centos-7')");
     assert_eq!(
         request.nodes[0].image.as_deref(),
-        Some("urn:publicid:IDN+am.example+image+centos-7")
+        Some("urn:publicid:IDN+am.example.org+image+centos-7")
     );
     let text = refused("system a (disk.0.image.url = 'aws://us-east-1/ami-1')");
     assert!(
