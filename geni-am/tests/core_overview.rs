@@ -69,7 +69,7 @@ fn the_queue_shows_the_jobs_with_their_age_and_the_oldest_wait() {
     let f = fixture();
     let urns = provisioned(&f, &["n1"]);
     f.clock.advance(TimeDelta::seconds(90));
-    let queue = overview::jobs(f.am.store(), f.clock.now(), false).unwrap();
+    let queue = overview::jobs(f.am.store(), f.clock.now(), false, None).unwrap();
     assert_eq!((queue.queued, queue.running), (1, 0));
     assert_eq!(queue.oldest_queued_age_secs, Some(90));
     assert_eq!(queue.jobs.len(), 1);
@@ -77,9 +77,27 @@ fn the_queue_shows_the_jobs_with_their_age_and_the_oldest_wait() {
     assert_eq!(queue.jobs[0].state, JobState::Queued);
     assert_eq!(queue.jobs[0].sliver_urn.as_deref(), Some(urns[0].as_str()));
     assert_eq!(queue.jobs[0].age_secs, 90);
-    let failed = overview::jobs(f.am.store(), f.clock.now(), true).unwrap();
+    let failed = overview::jobs(f.am.store(), f.clock.now(), true, None).unwrap();
     assert!(failed.jobs.is_empty());
     assert_eq!(failed.queued, 1, "the depth is given with the failures too");
+}
+
+#[test]
+fn a_limited_queue_lists_its_head_and_still_counts_every_job() {
+    let f = fixture();
+    let urns = provisioned(&f, &["n1", "n2", "n3"]);
+    let head = overview::jobs(f.am.store(), f.clock.now(), false, Some(2)).unwrap();
+    assert_eq!(head.queued, 3);
+    let listed: Vec<_> = head.jobs.iter().map(|j| j.sliver_urn.clone()).collect();
+    let all = overview::jobs(f.am.store(), f.clock.now(), false, None).unwrap();
+    let first_two: Vec<_> = all
+        .jobs
+        .iter()
+        .take(2)
+        .map(|j| j.sliver_urn.clone())
+        .collect();
+    assert_eq!(all.jobs.len(), urns.len());
+    assert_eq!(listed, first_two, "the head of the queue, in queue order");
 }
 
 #[test]

@@ -227,9 +227,10 @@ impl AdminArgs {
                 let slivers = overview::slivers(store, slice.as_deref(), *state)?;
                 Ok(views::slivers(&slivers, json))
             }
-            AdminCommand::Jobs { failed } => {
-                Ok(views::jobs(&overview::jobs(store, now, *failed)?, json))
-            }
+            AdminCommand::Jobs { failed } => Ok(views::jobs(
+                &overview::jobs(store, now, *failed, None)?,
+                json,
+            )),
             AdminCommand::Events {
                 slice,
                 since,

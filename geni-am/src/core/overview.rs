@@ -269,12 +269,19 @@ pub struct JobQueue {
 
 /// The queue (queued and running jobs) at `now`, or with `failed_only`
 /// the jobs given up (kept until the retention purges them), in queue
-/// order, with the queue's depth either way.
-pub fn jobs(store: &Store, now: DateTime<Utc>, failed_only: bool) -> Result<JobQueue, CoreError> {
+/// order (with `limit`, only the first so many), with the queue's depth
+/// either way.
+pub fn jobs(
+    store: &Store,
+    now: DateTime<Utc>,
+    failed_only: bool,
+    limit: Option<usize>,
+) -> Result<JobQueue, CoreError> {
+    let limit = limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
     let ((queued, running, oldest), rows) = store.read(|conn| {
         Ok::<_, CoreError>((
             listing::queue_depth(conn)?,
-            listing::jobs(conn, failed_only)?,
+            listing::jobs(conn, failed_only, limit)?,
         ))
     })?;
     let age = |t: DateTime<Utc>| (now - t).num_seconds().max(0);

@@ -130,8 +130,10 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
         .into_iter()
         .filter(|s| s.live_slivers > 0)
         .collect();
-    let queue = overview::jobs(store, now, false)?;
-    let failed_jobs = overview::jobs(store, now, true)?;
+    // The queue's head only: the depth comes counted, however long it is.
+    let queue = overview::jobs(store, now, false, Some(FRONT_ROWS))?;
+    let pending = usize::try_from(queue.queued + queue.running).unwrap_or(usize::MAX);
+    let failed_jobs = overview::jobs(store, now, true, None)?;
     let failed = overview::slivers(
         store,
         None,
@@ -198,7 +200,7 @@ fn front_page(sources: &Sources) -> Result<String, CoreError> {
                         td.err { (job.last_error) }
                     }
                 }
-            })) (more(queue.jobs.len(), FRONT_ROWS))
+            })) (more(pending, FRONT_ROWS))
         }))
         (section("Slices with live slivers", true, html! { (table(slices.len(), "None.", html! {
             th { "Slice" } th.num { "Live slivers" } th { "States" } th { "Next expiry" } th { "Credential expires" }

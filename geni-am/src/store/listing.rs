@@ -185,8 +185,12 @@ pub struct JobListing {
 }
 
 /// The failed jobs (`failed_only`) or the queue (queued and running
-/// jobs), in queue order.
-pub fn jobs(conn: &mut Conn, failed_only: bool) -> StoreResult<Vec<JobListing>> {
+/// jobs), in queue order; with `limit`, only the first so many.
+pub fn jobs(
+    conn: &mut Conn,
+    failed_only: bool,
+    limit: Option<i64>,
+) -> StoreResult<Vec<JobListing>> {
     let query = jobs::table
         .select((
             jobs::id,
@@ -206,6 +210,10 @@ pub fn jobs(conn: &mut Conn, failed_only: bool) -> StoreResult<Vec<JobListing>> 
         query.filter(jobs::state.eq(JobState::Failed))
     } else {
         query.filter(super::filters::pending_job())
+    };
+    let query = match limit {
+        Some(limit) => query.limit(limit),
+        None => query,
     };
     Ok(query.load(conn)?)
 }
