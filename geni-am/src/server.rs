@@ -95,8 +95,7 @@ pub struct Bound {
 /// arrive before [`Bound::run`] wait in the socket's backlog.
 pub fn bind(config: &ServerConfig, trust: Arc<TrustStore>) -> Result<Bound, ServerError> {
     let identity = TlsIdentity::load(&config.cert, &config.key)?;
-    let mut tls = tls::acceptor(&identity, &trust)?;
-    tls::follow_reloads(&mut tls, Arc::clone(&trust));
+    let tls = tls::acceptor(&identity, &trust)?;
     let io = |source| ServerError::Io {
         listen: config.listen.clone(),
         source,

@@ -7,6 +7,8 @@
 //!   flag) and [`parse_chain`];
 //! * trust: [`TrustStore`] (trust roots and chain building) and
 //!   [`VerifiedChain`];
+//! * [`handshake`] — client chains in a TLS server's handshakes, verified
+//!   against a shared [`TrustStore`], accepted verdicts cached;
 //! * [`sfa`] — signed SFA credentials: parsing, in-process XML-DSig
 //!   verification bound to the element that is read, delegation checks
 //!   ([`sfa::verify`], [`sfa::VerifiedCredential`]);
@@ -26,6 +28,7 @@ mod cache;
 mod cert;
 #[cfg(feature = "dev")]
 pub mod devca;
+pub mod handshake;
 mod openssl_glue;
 mod parse_cache;
 pub mod privilege;

@@ -1,7 +1,9 @@
 //! The OpenSSL calls the `openssl` crate does not wrap, each behind a safe
-//! function: a certificate's CA flag and public-key bits, and the two
+//! function: a certificate's CA flag and public-key bits, the two
 //! settings of one chain verification (time and callback) that trust
-//! building needs to verify as GENI tools do.
+//! building needs to verify as GENI tools do, and for a TLS server
+//! (the handshake module) the hook that replaces the chain verification of
+//! its handshakes, the chain a peer sent, and a second handle on a store.
 //!
 //! This is the only module of the crate allowed `unsafe`: the functions
 //! take the `openssl` crate's safe references, so the raw pointers handed
@@ -9,12 +11,18 @@
 //! the reference it came from.
 #![allow(unsafe_code)]
 
-use foreign_types::ForeignTypeRef;
+use foreign_types::{ForeignType, ForeignTypeRef};
 use openssl::asn1::Asn1BitStringRef;
+use openssl::error::ErrorStack;
+use openssl::ssl::{SslContext, SslContextBuilder};
+use openssl::stack::StackRef;
+use openssl::x509::store::{X509Store, X509StoreRef};
 use openssl::x509::verify::X509VerifyParamRef;
-use openssl::x509::{X509Ref, X509StoreContextRef};
+use openssl::x509::{X509, X509Ref, X509StoreContextRef};
 use openssl_sys as ffi;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 unsafe extern "C" {
     /// OpenSSL: the subjectPublicKey BIT STRING of a certificate (borrowed).
@@ -26,6 +34,16 @@ unsafe extern "C" {
     );
     /// OpenSSL: the verification parameters of one store context (borrowed).
     fn X509_STORE_CTX_get0_param(ctx: *mut ffi::X509_STORE_CTX) -> *mut ffi::X509_VERIFY_PARAM;
+    /// OpenSSL: the untrusted certificates of one store context (borrowed).
+    fn X509_STORE_CTX_get0_untrusted(ctx: *const ffi::X509_STORE_CTX) -> *mut ffi::stack_st_X509;
+    /// OpenSSL: replace the chain verification of a context's handshakes.
+    fn SSL_CTX_set_cert_verify_callback(
+        ctx: *mut ffi::SSL_CTX,
+        cb: Option<unsafe extern "C" fn(*mut ffi::X509_STORE_CTX, *mut c_void) -> c_int>,
+        arg: *mut c_void,
+    );
+    /// OpenSSL: one more reference to a store.
+    fn X509_STORE_up_ref(store: *mut ffi::X509_STORE) -> c_int;
 }
 
 /// The CA flag of basicConstraints, from OpenSSL's cached extension flags.
@@ -69,4 +87,71 @@ unsafe extern "C" fn accept_non_ca_anchor(ok: c_int, ctx: *mut ffi::X509_STORE_C
         .chain()
         .is_some_and(|chain| ctx.error_depth() as usize + 1 == chain.len());
     c_int::from(ctx.error().as_raw() == ffi::X509_V_ERR_INVALID_CA && at_anchor)
+}
+
+/// Replaces OpenSSL's chain verification in the handshakes of `builder`
+/// by `verify`: it is given the store context OpenSSL prepared for the
+/// peer's chain (its leaf, what it sent, the verify callback and
+/// parameters of the connection) and says whether the chain is accepted;
+/// [`X509StoreContextRef::verify_cert`] runs OpenSSL's own verification.
+/// A panic in `verify` refuses the chain.
+pub(crate) fn set_cert_verify_callback<F>(
+    builder: &mut SslContextBuilder,
+    verify: F,
+) -> Result<(), ErrorStack>
+where
+    F: Fn(&mut X509StoreContextRef) -> bool + Send + Sync + 'static,
+{
+    let verify = Arc::new(verify);
+    let arg = Arc::as_ptr(&verify).cast_mut().cast::<c_void>();
+    // The context keeps the closure alive for as long as it lives.
+    builder.set_ex_data(SslContext::new_ex_index::<Arc<F>>()?, verify);
+    // SAFETY: `arg` points to the closure the context's ex data owns, so
+    // it lives as long as the context that passes it back; the trampoline
+    // takes it as the same `F`.
+    unsafe {
+        SSL_CTX_set_cert_verify_callback(builder.as_ptr(), Some(cert_verify_trampoline::<F>), arg);
+    }
+    Ok(())
+}
+
+/// Calls the closure given to [`set_cert_verify_callback`].
+unsafe extern "C" fn cert_verify_trampoline<F>(
+    ctx: *mut ffi::X509_STORE_CTX,
+    arg: *mut c_void,
+) -> c_int
+where
+    F: Fn(&mut X509StoreContextRef) -> bool,
+{
+    // SAFETY: `arg` is the `F` registered with this callback, kept alive by
+    // the SSL context running the handshake; `ctx` is the live context.
+    let (verify, ctx) = unsafe {
+        (
+            &*arg.cast_const().cast::<F>(),
+            X509StoreContextRef::from_ptr_mut(ctx),
+        )
+    };
+    c_int::from(catch_unwind(AssertUnwindSafe(|| verify(ctx))).unwrap_or(false))
+}
+
+/// The certificates a store context was given as untrusted: in a TLS
+/// handshake, what the peer sent, its leaf first.
+pub(crate) fn untrusted(ctx: &X509StoreContextRef) -> Option<&StackRef<X509>> {
+    // SAFETY: `ctx` is valid; the stack is borrowed from it and the
+    // reference handed out lives no longer than `ctx`.
+    unsafe {
+        let ptr = X509_STORE_CTX_get0_untrusted(ctx.as_ptr());
+        (!ptr.is_null()).then(|| StackRef::from_ptr(ptr))
+    }
+}
+
+/// A second owner of `store` (OpenSSL counts the references), so that one
+/// store can be handed to many connections, each taking ownership.
+pub(crate) fn share_store(store: &X509StoreRef) -> X509Store {
+    // SAFETY: `store` is valid; the reference taken is the one the
+    // returned owner gives back when dropped.
+    unsafe {
+        X509_STORE_up_ref(store.as_ptr());
+        X509Store::from_ptr(store.as_ptr())
+    }
 }

@@ -14,14 +14,18 @@
 //! store's cache of verified chains, keyed by the SHA-256 of the leaf and
 //! the chain sent, so a client presenting the same chain again is not
 //! verified again while every certificate of it is valid and the roots are
-//! unchanged. A *new* certificate always gets OpenSSL's verification in the
-//! handshake and the full check after it. A resumed session still carries
+//! unchanged. In the handshake itself, OpenSSL's verification of a chain
+//! it accepted before is not repeated either ([`handshake::verify_clients`],
+//! same key, same conditions): a *new* certificate always gets OpenSSL's
+//! verification in the handshake and the full check after it. A resumed
+//! session still carries
 //! the client's leaf certificate (OpenSSL keeps it in the session, tickets
 //! included) but no chain; its check is the chain the leaf verified with
 //! when the session was established, again if still valid.
 //!
-//! The roots can be replaced while the server runs ([`follow_reloads`]):
-//! handshakes that start afterwards verify against the new ones.
+//! The roots can be replaced while the server runs (SIGHUP): handshakes
+//! that start afterwards verify against the new ones, with one OpenSSL
+//! store per set of roots.
 //!
 //! Legacy client certificates (MD5/SHA-1 signatures, 1024-bit RSA) are
 //! accepted without lowering the security level of the TLS session itself:
@@ -31,13 +35,11 @@
 
 use crate::config::TlsIdentity;
 use chrono::Utc;
-use geni_credentials::{TrustError, TrustStore, VerifiedChain};
+use geni_credentials::{TrustError, TrustStore, VerifiedChain, handshake};
 use openssl::ssl::{
-    ClientHelloResponse, SslAcceptor, SslAcceptorBuilder, SslMethod, SslOptions, SslRef,
-    SslSessionCacheMode, SslVerifyMode, SslVersion,
+    SslAcceptor, SslAcceptorBuilder, SslMethod, SslOptions, SslRef, SslSessionCacheMode,
+    SslVerifyMode, SslVersion,
 };
-use openssl::x509::store::{X509Store, X509StoreBuilder};
-use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509, X509StoreContextRef};
 use openssl_sys as ffi;
 use std::sync::Arc;
@@ -80,11 +82,11 @@ fn verify_peer(preverified: bool, ctx: &mut X509StoreContextRef) -> bool {
 }
 
 /// Builds the acceptor: the server's chain and key (RSA or ECDSA), TLS 1.2
-/// or newer, client certificates required and verified against `trust`,
-/// sessions resumable.
+/// or newer, client certificates required and verified against the roots
+/// `trust` holds when each handshake starts, sessions resumable.
 pub fn acceptor(
     identity: &TlsIdentity,
-    trust: &TrustStore,
+    trust: &Arc<TrustStore>,
 ) -> Result<SslAcceptorBuilder, openssl::error::ErrorStack> {
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())?;
     builder.set_min_proto_version(Some(SslVersion::TLS1_2))?;
@@ -97,7 +99,7 @@ pub fn acceptor(
     }
     builder.set_private_key(&identity.key)?;
     builder.check_private_key()?;
-    builder.set_cert_store(handshake_store(trust)?);
+    handshake::verify_clients(&mut builder, Arc::clone(trust))?;
     builder.set_verify_callback(
         SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT,
         verify_peer,
@@ -113,35 +115,6 @@ pub fn acceptor(
     builder.set_options(SslOptions::NO_TICKET);
     builder.set_num_tickets(TLS13_TICKETS)?;
     Ok(builder)
-}
-
-/// The OpenSSL store the handshake verifies client chains with: the
-/// roots `trust` holds now.
-fn handshake_store(trust: &TrustStore) -> Result<X509Store, openssl::error::ErrorStack> {
-    let mut store = X509StoreBuilder::new()?;
-    for root in trust.roots() {
-        store.add_cert(root.x509().clone())?;
-    }
-    store.set_flags(X509VerifyFlags::PARTIAL_CHAIN)?;
-    Ok(store.build())
-}
-
-/// Makes the handshakes of `builder` follow replacements of the roots of
-/// `trust` ([`TrustStore::replace`], on SIGHUP): while the roots are
-/// those the acceptor was built with, the context's store serves every
-/// handshake; once they changed, each handshake is given a store of the
-/// roots in force when its ClientHello arrives (built for each handshake
-/// until the next start: OpenSSL stores cannot be shared between
-/// connections through this API). The check after the handshake
-/// ([`peer_identity`]) uses the same shared `trust`.
-pub fn follow_reloads(builder: &mut SslAcceptorBuilder, trust: Arc<TrustStore>) {
-    let built_with = trust.generation();
-    builder.set_client_hello_callback(move |ssl, _alert| {
-        if trust.generation() != built_with {
-            ssl.set_verify_cert_store(handshake_store(&trust)?)?;
-        }
-        Ok(ClientHelloResponse::SUCCESS)
-    });
 }
 
 /// Verifies the peer chain of an established session with the trust store

@@ -23,6 +23,7 @@ mod openssl_chain;
 mod roots;
 
 pub use error::{TrustError, TrustLoadError};
+pub(crate) use roots::chain_key;
 
 use crate::cert::{CertError, GeniCert, parse_chain_limited};
 use crate::urn::Urn;

@@ -9,8 +9,9 @@ use crate::cache::{BoundedCache, DEFAULT_CAPACITY};
 use crate::cert::{CertError, GeniCert};
 use crate::trust::TrustError;
 use chrono::{DateTime, Utc};
-use openssl::x509::X509;
 use openssl::x509::store::X509Store;
+use openssl::x509::{X509, X509Ref};
+use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -61,7 +62,9 @@ impl Roots {
         untrusted: &[GeniCert],
         at: DateTime<Utc>,
     ) -> Result<Arc<VerifiedChain>, TrustError> {
-        let presented = std::iter::once(leaf).chain(untrusted).map(GeniCert::x509);
+        let presented = std::iter::once(leaf)
+            .chain(untrusted)
+            .map(|cert| cert.x509().deref());
         self.verify_cached(chain_key(presented)?, at, || {
             Ok((leaf.clone(), untrusted.to_vec()))
         })
@@ -74,7 +77,7 @@ impl Roots {
         untrusted: &[X509],
         at: DateTime<Utc>,
     ) -> Result<Arc<VerifiedChain>, TrustError> {
-        let key = chain_key(std::iter::once(leaf).chain(untrusted))?;
+        let key = chain_key(std::iter::once(leaf).chain(untrusted).map(Deref::deref))?;
         let chain = self.verify_cached(key, at, || {
             let sent = untrusted
                 .iter()
@@ -84,7 +87,7 @@ impl Roots {
         })?;
         if !untrusted.is_empty() {
             self.sent_with
-                .insert(chain_key(std::iter::once(leaf))?, key);
+                .insert(chain_key(std::iter::once(leaf.deref()))?, key);
         }
         Ok(chain)
     }
@@ -95,7 +98,9 @@ impl Roots {
         leaf: &X509,
         at: DateTime<Utc>,
     ) -> Result<Arc<VerifiedChain>, TrustError> {
-        let sent_with = self.sent_with.get(&chain_key(std::iter::once(leaf))?);
+        let sent_with = self
+            .sent_with
+            .get(&chain_key(std::iter::once(leaf.deref()))?);
         let remembered = sent_with.and_then(|key| self.verified.get(&key));
         match remembered {
             Some(hit) if hit.is_valid_at(at) => Ok(hit.chain.clone()),
@@ -152,7 +157,9 @@ impl Roots {
 
 /// The cache key of a presented chain: SHA-256 over each certificate's DER,
 /// each preceded by its length so that no two chains share an encoding.
-fn chain_key<'c>(certs: impl Iterator<Item = &'c X509>) -> Result<[u8; 32], TrustError> {
+pub(crate) fn chain_key<'c>(
+    certs: impl Iterator<Item = &'c X509Ref>,
+) -> Result<[u8; 32], TrustError> {
     let mut hasher = openssl::sha::Sha256::new();
     for cert in certs.take(crate::cert::MAX_CHAIN_LEN + 1) {
         let der = cert.to_der()?;
