@@ -4,8 +4,8 @@
 //! namespace rule applied, legacy SHA-1/1024-bit accepted), the verified
 //! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
 //! faults readable by XML-RPC clients, keep-alive) behaves. The server
-//! key may be RSA or ECDSA P-256, and sessions resume (TLS 1.2 and 1.3)
-//! with the caller still known.
+//! key may be RSA or ECDSA P-256, the server sends its chain without the
+//! root, and sessions resume (TLS 1.2 and 1.3) with the caller still known.
 
 use geni_am::api::ApiVersion;
 use geni_am::client::{Client, ClientError};
@@ -57,12 +57,17 @@ impl Setup {
     }
 
     fn with_server_key(body_limit: usize, key: KeyType) -> Setup {
+        Setup::with_server(body_limit, |root| {
+            root.server_with_key("am", &["localhost", "127.0.0.1"], key)
+                .unwrap()
+        })
+    }
+
+    /// A server whose certificate `issue` makes with the root CA.
+    fn with_server(body_limit: usize, issue: impl FnOnce(&Authority) -> Identity) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let root = Authority::root("geni-am.test", "sa").unwrap();
-        root.server_with_key("am", &["localhost", "127.0.0.1"], key)
-            .unwrap()
-            .write_pem(dir.path(), "am")
-            .unwrap();
+        issue(&root).write_pem(dir.path(), "am").unwrap();
         std::fs::create_dir(dir.path().join("trusted")).unwrap();
         std::fs::write(dir.path().join("trusted/ca.pem"), root.cert().to_pem()).unwrap();
         std::fs::write(dir.path().join("ca.pem"), root.cert().to_pem()).unwrap();
@@ -158,6 +163,28 @@ fn openssl_client(
     builder.set_min_proto_version(Some(version)).unwrap();
     builder.set_max_proto_version(Some(version)).unwrap();
     builder.build()
+}
+
+/// How many certificates the server of `setup` sends in a handshake
+/// that the client verifies against the root CA.
+fn server_chain_sent(setup: &Setup) -> usize {
+    use openssl::ssl::SslVersion;
+    let alice = setup.root.user("alice").unwrap();
+    let (cert, key) = setup.files(&alice, "alice");
+    let client = openssl_client(setup, (&cert, &key), SslVersion::TLS1_3);
+    let tcp = std::net::TcpStream::connect(setup.server.addr).unwrap();
+    let tls = client.connect("localhost", tcp).unwrap();
+    tls.ssl().peer_cert_chain().map_or(0, |chain| chain.len())
+}
+
+#[test]
+fn the_server_sends_its_intermediates_but_not_the_root_its_clients_hold() {
+    assert_eq!(server_chain_sent(&Setup::new(1 << 20)), 1);
+    let via_intermediate = Setup::with_server(1 << 20, |root| {
+        let servers = root.intermediate("servers", "servers").unwrap();
+        servers.server("am", &["localhost", "127.0.0.1"]).unwrap()
+    });
+    assert_eq!(server_chain_sent(&via_intermediate), 2);
 }
 
 /// One `Echo` over a new connection of `client`, offering `session` for
