@@ -25,6 +25,7 @@ pub mod naming;
 mod operator;
 mod outputs;
 pub mod overview;
+mod owners;
 mod report;
 mod select;
 pub mod templates;
@@ -149,6 +150,8 @@ pub struct Aggregate {
     /// The drain state as last read, for GetVersion (see
     /// [`Aggregate::draining`]).
     drain_seen: Arc<operator::DrainCache>,
+    /// The slice of each sliver seen (see [`Aggregate::slices_of_slivers`]).
+    owners: Arc<owners::Owners>,
 }
 
 impl std::fmt::Debug for Aggregate {
@@ -171,6 +174,7 @@ impl Aggregate {
             validator,
             clock: Arc::new(Utc::now),
             drain_seen: Arc::default(),
+            owners: Arc::default(),
         })
     }
 

@@ -106,14 +106,20 @@ impl Aggregate {
     ) -> Result<Allocation, CoreError> {
         let request = self.parse_request(rspec)?;
         let now = self.now();
-        self.store.write(|conn| {
+        let (request_id, slivers, sources) = self.store.write(|conn| {
             let allocated = self.allocate_in(conn, principal, slice_urn, &request, now)?;
-            let known = Some((allocated.request_id.as_str(), &request.doc));
-            Ok(Allocation {
-                slice_urn: slice_urn.to_owned(),
-                manifest: manifest::render(conn, &self.config, slice_urn, &allocated.rows, known)?,
-                slivers: report::infos(&allocated.rows),
-            })
+            let slivers = report::infos(&allocated.rows);
+            let id = allocated.request_id;
+            let sources = manifest::read(conn, slice_urn, allocated.rows, Some(&id))?;
+            Ok::<_, CoreError>((id, slivers, sources))
+        })?;
+        self.owners
+            .record(slice_urn, slivers.iter().map(|s| s.urn.as_str()));
+        let known = Some((request_id.as_str(), &request.doc));
+        Ok(Allocation {
+            slice_urn: slice_urn.to_owned(),
+            manifest: manifest::render(&self.config, &sources, known)?,
+            slivers,
         })
     }
 

@@ -377,24 +377,20 @@ impl Store {
         })
     }
 
-    /// The slices the known slivers of `urns` belong to, each once, in
-    /// the order of `urns`; unknown slivers are left out. Reads the slice
-    /// column alone, in one transaction: every call that names slivers
-    /// asks it before its credentials are checked.
-    pub fn slices_of_slivers<S: AsRef<str>>(&self, urns: &[S]) -> StoreResult<Vec<String>> {
+    /// The slice of each sliver of `urns`, `None` for an unknown one.
+    /// Reads the slice column alone, in one transaction: a call that
+    /// names slivers asks it before its credentials are checked.
+    pub fn slices_of_slivers(&self, urns: &[&str]) -> StoreResult<Vec<Option<String>>> {
         self.read(|conn| {
-            let mut slices: Vec<String> = Vec::new();
-            for urn in urns {
-                let slice: Option<String> = slivers::table
-                    .find(urn.as_ref())
-                    .select(slivers::slice_urn)
-                    .first(conn)
-                    .optional()?;
-                if let Some(slice) = slice.filter(|s| !slices.contains(s)) {
-                    slices.push(slice);
-                }
-            }
-            Ok(slices)
+            urns.iter()
+                .map(|urn| {
+                    Ok(slivers::table
+                        .find(urn)
+                        .select(slivers::slice_urn)
+                        .first(conn)
+                        .optional()?)
+                })
+                .collect()
         })
     }
 
