@@ -27,6 +27,7 @@ mod outputs;
 pub mod overview;
 mod owners;
 mod report;
+mod requests;
 mod select;
 pub mod templates;
 mod v2;
@@ -152,6 +153,8 @@ pub struct Aggregate {
     drain_seen: Arc<operator::DrainCache>,
     /// The slice of each sliver seen (see [`Aggregate::slices_of_slivers`]).
     owners: Arc<owners::Owners>,
+    /// Request documents kept parsed, for manifests.
+    requests: Arc<requests::Requests>,
 }
 
 impl std::fmt::Debug for Aggregate {
@@ -175,6 +178,7 @@ impl Aggregate {
             clock: Arc::new(Utc::now),
             drain_seen: Arc::default(),
             owners: Arc::default(),
+            requests: Arc::default(),
         })
     }
 

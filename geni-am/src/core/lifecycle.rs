@@ -3,7 +3,7 @@
 //! work is queued as jobs in that transaction.
 
 use super::select::{self, Selection};
-use super::{Aggregate, AggregateConfig, CoreError, SliceReport, expiry, manifest};
+use super::{Aggregate, CoreError, SliceReport, expiry, manifest};
 use crate::model::{
     AllocationState, EventKind, JobKind, OperationalState, Principal, Selector, SliverInfo,
     UserKeys,
@@ -43,17 +43,18 @@ pub(super) struct Provisioned {
 }
 
 impl Provisioned {
-    /// The report of slice `slice_urn`, its manifest rendered (the
-    /// request of `known` not parsed again).
+    /// The report of slice `slice_urn`, its manifest rendered by
+    /// `aggregate` (the request of `known` not parsed again).
     pub(super) fn report(
         self,
-        config: &AggregateConfig,
+        aggregate: &Aggregate,
         slice_urn: &str,
         known: manifest::Known<'_>,
     ) -> Result<SliceReport, CoreError> {
+        let manifest = &self.manifest;
         Ok(SliceReport {
             slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(config, &self.manifest, known)?,
+            manifest: manifest::render(&aggregate.config, &aggregate.requests, manifest, known)?,
             slivers: self.slivers,
         })
     }
@@ -180,7 +181,7 @@ impl Aggregate {
         let provisioned = self
             .store
             .write(|conn| self.provision_in(conn, principal, selector, options, now, None))?;
-        provisioned.report(&self.config, selector.slice_urn(), None)
+        provisioned.report(self, selector.slice_urn(), None)
     }
 
     /// Provision inside the caller's transaction; the text of the `known`
@@ -240,7 +241,7 @@ impl Aggregate {
         let live = slivers::live_in_slice(conn, slice_urn)?;
         Ok(Provisioned {
             slivers,
-            manifest: manifest::read(conn, slice_urn, live, known)?,
+            manifest: manifest::read(conn, &self.requests, slice_urn, live, known)?,
         })
     }
 

@@ -7,20 +7,25 @@
 //! (`outputs`). What a manifest needs from the store is read in the
 //! call's transaction ([`read`]); the manifest is rendered after it
 //! ([`render`]), so that a write call does not build documents while it
-//! holds the store's single writer.
+//! holds the store's single writer. Requests are kept parsed
+//! ([`Requests`]), so that a manifest of many requests reads and parses
+//! only those it has not seen.
 
 use super::naming::{interface_sliver_urn, link_sliver_urn, login_name, login_names};
+use super::requests::Requests;
 use super::{AggregateConfig, CoreError, SshAccess};
 use super::{merge, outputs};
 use crate::model::{AllocationState, SliverAnnotations, UserKeys};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
+use chrono::{DateTime, Utc};
 use geni_rspec::Document;
 use geni_rspec::manifest::{
     self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
     NodeAnnotation, Ownership, Proxy, SshUser,
 };
 use geni_rspec::{Link, Node, RSpec};
+use std::sync::Arc;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -45,16 +50,31 @@ pub(super) struct Sources {
     names: HashMap<String, String>,
     /// VLAN tags of the slice's networks, by link sliver URN.
     vlans: HashMap<String, i64>,
-    /// The requests the slivers came from, oldest first: each id with its
-    /// stored text, or `None` for the request the caller has parsed.
-    requests: Vec<(String, Option<String>)>,
+    /// The requests the slivers came from, oldest first, by id.
+    requests: Vec<(String, Source)>,
+}
+
+/// Where the document of a request comes from.
+enum Source {
+    /// The caller has parsed it.
+    Known,
+    /// It was kept parsed ([`Requests`]).
+    Kept(Arc<Document>),
+    /// Its text, read from the store, to parse (and keep).
+    Stored {
+        /// When it was stored.
+        created: DateTime<Utc>,
+        /// The text.
+        text: String,
+    },
 }
 
 /// Reads what the manifest of `rows` (all of slice `slice_urn`) is made
-/// of; the text of `known`, the request the caller has parsed, is not
-/// read (and no request is read when it is the only one).
+/// of. A request kept parsed in `kept`, or `known` (the one the caller
+/// has parsed) when it is the only one, is not read.
 pub(super) fn read(
     conn: &mut Conn,
+    kept: &Requests,
     slice_urn: &str,
     rows: Vec<SliverRow>,
     known: Option<&str>,
@@ -77,39 +97,71 @@ pub(super) fn read(
         .into_iter()
         .filter_map(|n| Some((n.tag, n.vlan_tag?)))
         .collect();
-    let mut ids: Vec<String> = rows.iter().map(|r| r.request_id.clone()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let requests = match known.filter(|id| ids.len() == 1 && ids[0] == *id) {
-        Some(_) => ids.into_iter().map(|id| (id, None)).collect(),
-        None => slices::requests_by_id(conn, &ids)?
-            .into_iter()
-            .map(|request| {
-                let text = (Some(request.id.as_str()) != known).then_some(request.document);
-                (request.id, text)
-            })
-            .collect(),
-    };
     Ok(Sources {
+        requests: requests(conn, kept, &rows, known)?,
         rows,
         users,
         names,
         vlans,
-        requests,
     })
 }
 
+/// The requests `rows` came from, oldest first: only those neither kept
+/// nor the `known` one alone are read.
+fn requests(
+    conn: &mut Conn,
+    kept: &Requests,
+    rows: &[SliverRow],
+    known: Option<&str>,
+) -> Result<Vec<(String, Source)>, CoreError> {
+    let mut ids: Vec<String> = rows.iter().map(|r| r.request_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if let Some(id) = known.filter(|id| ids.len() == 1 && ids[0] == *id) {
+        return Ok(vec![(id.to_owned(), Source::Known)]);
+    }
+    let mut found: Vec<(DateTime<Utc>, String, Source)> = Vec::with_capacity(ids.len());
+    let mut missing = Vec::new();
+    for id in ids {
+        match kept.get(&id) {
+            Some((created, doc)) => found.push((created, id, Source::Kept(doc))),
+            None => missing.push(id),
+        }
+    }
+    if !missing.is_empty() {
+        for request in slices::requests_by_id(conn, &missing)? {
+            let created = request.created_at.get();
+            let source = if known == Some(request.id.as_str()) {
+                Source::Known
+            } else {
+                Source::Stored {
+                    created,
+                    text: request.document,
+                }
+            };
+            found.push((created, request.id, source));
+        }
+    }
+    found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    Ok(found
+        .into_iter()
+        .map(|(_, id, source)| (id, source))
+        .collect())
+}
+
 /// The manifest made of `sources`, `known` standing for the request the
-/// caller has parsed; the empty manifest when they cover no sliver.
+/// caller has parsed; the empty manifest when they cover no sliver. The
+/// requests parsed here are kept in `kept`.
 pub(super) fn render(
     config: &AggregateConfig,
+    kept: &Requests,
     sources: &Sources,
     known: Known<'_>,
 ) -> Result<String, CoreError> {
     let doc = if sources.rows.is_empty() {
         builder::empty().map_err(manifest_error)?
     } else {
-        let mut doc = build(config, sources, known)?;
+        let mut doc = build(config, kept, sources, known)?;
         let control: HashMap<String, String> = sources
             .rows
             .iter()
@@ -130,12 +182,13 @@ pub(super) fn render(
 /// Builds and merges the manifests of the requests the slivers came from.
 fn build(
     config: &AggregateConfig,
+    kept: &Requests,
     sources: &Sources,
     known: Known<'_>,
 ) -> Result<Document, CoreError> {
     let mut merged: Option<Document> = None;
-    for (request_id, text) in &sources.requests {
-        let mut doc = document(request_id, text.as_deref(), known)?;
+    for (request_id, source) in &sources.requests {
+        let mut doc = document(kept, request_id, source, known)?;
         let group: Vec<&SliverRow> = sources
             .rows
             .iter()
@@ -163,14 +216,25 @@ fn build(
     merged.ok_or_else(|| CoreError::Internal("the slivers' request documents are missing".into()))
 }
 
-/// The document of request `id`: its stored `text` parsed, or without a
-/// text a copy of the `known` one.
-fn document(id: &str, text: Option<&str>, known: Known<'_>) -> Result<Document, CoreError> {
-    match (text, known) {
-        (Some(text), _) => Document::parse(text.as_bytes())
-            .map_err(|e| CoreError::Internal(format!("stored request {id} does not parse: {e}"))),
-        (None, Some((_, doc))) => Ok(doc.clone()),
-        (None, None) => Err(CoreError::Internal(format!(
+/// A copy of the document of request `id` from `source`; a stored text
+/// is parsed and kept in `kept`.
+fn document(
+    kept: &Requests,
+    id: &str,
+    source: &Source,
+    known: Known<'_>,
+) -> Result<Document, CoreError> {
+    match (source, known) {
+        (Source::Kept(doc), _) => Ok(Document::clone(doc)),
+        (Source::Stored { created, text }, _) => {
+            let doc = Document::parse(text.as_bytes()).map_err(|e| {
+                CoreError::Internal(format!("stored request {id} does not parse: {e}"))
+            })?;
+            kept.keep(id, *created, Arc::new(doc.clone()), text.len());
+            Ok(doc)
+        }
+        (Source::Known, Some((_, doc))) => Ok(doc.clone()),
+        (Source::Known, None) => Err(CoreError::Internal(format!(
             "request {id} was to be rendered from the caller's copy, which is missing"
         ))),
     }

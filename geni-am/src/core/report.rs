@@ -18,12 +18,12 @@ impl Aggregate {
         let (slivers, sources) = self.store.read(|conn| {
             let selection = select::resolve(conn, selector, now)?;
             let slivers = held_up(conn, infos(&selection.slivers))?;
-            let sources = manifest::read(conn, slice_urn, selection.slivers, None)?;
+            let sources = manifest::read(conn, &self.requests, slice_urn, selection.slivers, None)?;
             Ok::<_, CoreError>((slivers, sources))
         })?;
         Ok(SliceReport {
             slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(&self.config, &sources, None)?,
+            manifest: manifest::render(&self.config, &self.requests, &sources, None)?,
             slivers,
         })
     }

@@ -77,7 +77,7 @@ impl Aggregate {
         let now = self.now();
         let slice = Selector::Slice(slice_urn.to_owned());
         let (request_id, provisioned) = self.store.write(|conn| {
-            if !slivers::live_in_slice(conn, slice_urn)?.is_empty() {
+            if !slivers::live_client_ids(conn, slice_urn)?.is_empty() {
                 return Err(CoreError::SliceExists {
                     slice: slice_urn.to_owned(),
                 });
@@ -94,7 +94,9 @@ impl Aggregate {
             Ok((id, provisioned))
         })?;
         let known = Some((request_id.as_str(), request.document()));
-        Ok(provisioned.report(&self.config, slice_urn, known)?.manifest)
+        let report = provisioned.report(self, slice_urn, known)?;
+        self.keep_request(&request_id, now, request);
+        Ok(report.manifest)
     }
 
     /// SliverStatus: the slice's slivers in v2 words.

@@ -152,6 +152,17 @@ pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<Sliver
         .load(conn)?)
 }
 
+/// The `client_id`s of the slice's live slivers (what Allocate checks a
+/// request against: names taken, slivers held), without the rest of the
+/// rows.
+pub fn live_client_ids(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<String>> {
+    Ok(slivers::table
+        .filter(slivers::slice_urn.eq(slice_urn))
+        .filter(super::filters::live_sliver())
+        .select(slivers::client_id)
+        .load(conn)?)
+}
+
 /// Every sliver of `slice_urn`, deleted ones included.
 pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
