@@ -89,10 +89,7 @@ pub(super) fn read(
         });
     }
     let users = slices::users(conn, slice_urn)?;
-    let names = components::all(conn)?
-        .into_iter()
-        .map(|c| (c.id, c.name))
-        .collect();
+    let names = components::names(conn)?;
     let vlans = networks::of_slice(conn, slice_urn)?
         .into_iter()
         .filter_map(|n| Some((n.tag, n.vlan_tag?)))

@@ -188,6 +188,15 @@ pub fn all(conn: &mut Conn) -> StoreResult<Vec<ComponentRow>> {
     Ok(rows.into_iter().map(from_columns).collect())
 }
 
+/// Every component's name, by id (what manifests name components by),
+/// without reading their descriptions.
+pub fn names(conn: &mut Conn) -> StoreResult<HashMap<String, String>> {
+    let rows: Vec<(String, String)> = components::table
+        .select((components::id, components::name))
+        .load(conn)?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Locks every component row until the transaction ends, so that
 /// concurrent allocations (also from other processes) are serialised. On
 /// PostgreSQL this is `SELECT … FOR UPDATE` in id order (no deadlocks); on
