@@ -197,11 +197,7 @@ impl Context<'_> {
             return Ok((Selector::Slice(slice.to_string()), principal));
         }
         let sliver_urns: Vec<&str> = slivers.iter().map(|urn| urn.as_str()).collect();
-        let owners = self
-            .aggregate()
-            .store()
-            .slices_of_slivers(&sliver_urns)
-            .map_err(crate::core::CoreError::from)?;
+        let owners = self.aggregate().slices_of_slivers(&sliver_urns)?;
         if owners.len() > 1 {
             return Err(bad_argument(
                 method,

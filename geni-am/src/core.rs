@@ -25,7 +25,9 @@ pub mod naming;
 mod operator;
 mod outputs;
 pub mod overview;
+mod owners;
 mod report;
+mod requests;
 mod select;
 pub mod templates;
 mod v2;
@@ -149,6 +151,10 @@ pub struct Aggregate {
     /// The drain state as last read, for GetVersion (see
     /// [`Aggregate::draining`]).
     drain_seen: Arc<operator::DrainCache>,
+    /// The slice of each sliver seen (see [`Aggregate::slices_of_slivers`]).
+    owners: Arc<owners::Owners>,
+    /// Request documents kept parsed, for manifests.
+    requests: Arc<requests::Requests>,
 }
 
 impl std::fmt::Debug for Aggregate {
@@ -171,6 +177,8 @@ impl Aggregate {
             validator,
             clock: Arc::new(Utc::now),
             drain_seen: Arc::default(),
+            owners: Arc::default(),
+            requests: Arc::default(),
         })
     }
 

@@ -22,6 +22,7 @@
 pub mod backup;
 pub mod bell;
 mod cached;
+mod checkpoint;
 mod columns;
 pub mod components;
 pub mod drain;
@@ -159,7 +160,11 @@ pub struct Store {
     /// Held by this process's SQLite write transactions, one at a time;
     /// shared by every pool of the store (see [`Store::with_own_pool`]).
     writer: Arc<Mutex<()>>,
-    /// Where the pool connects, for the PostgreSQL listener's connection.
+    /// The WAL checkpoints of a SQLite file, off the commit path; shared
+    /// like `writer`.
+    checkpoints: Arc<checkpoint::Checkpoints>,
+    /// Where the pool connects, for the PostgreSQL listener's and the
+    /// checkpoints' connections.
     url: Arc<str>,
 }
 
@@ -176,32 +181,27 @@ impl Store {
     /// a `postgres://`/`postgresql://` URL) with a pool of `max_connections`,
     /// and applies the schema. Several processes may open the same store.
     pub fn open(url: &str, max_connections: u32) -> StoreResult<Store> {
-        let store = Store::pooled(url, max_connections, Arc::default(), Arc::default())?;
+        let store = Store::pooled(url, max_connections, Shared::default())?;
         store.migrate()?;
         Ok(store)
     }
 
     /// Another pool of `max_connections` on the same database, sharing
     /// this store's bell (jobs queued through either wake the waiters of
-    /// both) and its writers' turn (`serve` gives the jobs a pool of their
-    /// own).
+    /// both), its writers' turn and its checkpoints (`serve` gives the jobs
+    /// a pool of their own).
     pub fn with_own_pool(&self, max_connections: u32) -> StoreResult<Store> {
-        Store::pooled(
-            &self.url,
-            max_connections,
-            self.bell.clone(),
-            self.writer.clone(),
-        )
+        let shared = Shared {
+            bell: self.bell.clone(),
+            writer: self.writer.clone(),
+            checkpoints: self.checkpoints.clone(),
+        };
+        Store::pooled(&self.url, max_connections, shared)
     }
 
-    /// A pool on `url` ringing `bell` and writing in turn on `writer`,
-    /// without migrating.
-    fn pooled(
-        url: &str,
-        max_connections: u32,
-        bell: Arc<Bell>,
-        writer: Arc<Mutex<()>>,
-    ) -> StoreResult<Store> {
+    /// A pool on `url` with the `shared` parts of a store, without
+    /// migrating.
+    fn pooled(url: &str, max_connections: u32, shared: Shared) -> StoreResult<Store> {
         let manager = Manager::new(url);
         let postgres = manager.postgres;
         // One connection up front, so a bad URL fails now with its reason
@@ -226,8 +226,9 @@ impl Store {
         Ok(Store {
             pool,
             postgres,
-            bell,
-            writer,
+            bell: shared.bell,
+            writer: shared.writer,
+            checkpoints: shared.checkpoints,
             url: url.into(),
         })
     }
@@ -290,6 +291,9 @@ impl Store {
         match outcome {
             Ok(value) => {
                 Conn::commit_transaction(conn).map_err(StoreError::from)?;
+                if let Conn::Sqlite(_) = conn {
+                    self.checkpoints.committed(&self.url, &self.writer);
+                }
                 if queued {
                     self.bell.ring();
                 }
@@ -344,6 +348,14 @@ impl Store {
     }
 }
 
+/// What every pool of one store shares.
+#[derive(Default)]
+pub(super) struct Shared {
+    bell: Arc<Bell>,
+    writer: Arc<Mutex<()>>,
+    checkpoints: Arc<checkpoint::Checkpoints>,
+}
+
 /// An error inside [`Store::read`]: the caller's or the transaction's.
 enum TxError<E> {
     Inner(E),
@@ -392,7 +404,11 @@ impl ManageConnection for Manager {
         conn.batch_execute(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};"))
             .and_then(|()| enable_wal(&mut conn))
             .and_then(|()| {
-                conn.batch_execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+                // Checkpoints run apart from the commits (see `checkpoint`).
+                conn.batch_execute(
+                    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
+                     PRAGMA wal_autocheckpoint = 0;",
+                )
             })
             .map_err(r2d2::Error::QueryError)?;
         Ok(Conn::Sqlite(conn))

@@ -224,6 +224,26 @@ fn later_allocates_add_slivers_and_describe_covers_them_all() {
 }
 
 #[test]
+fn manifests_from_requests_kept_parsed_are_those_from_their_stored_texts() {
+    let f = fixture();
+    let p = principal(30);
+    for (client_id, later) in [("c", 0), ("a", 5), ("b", 0), ("d", 1)] {
+        f.clock.advance(TimeDelta::seconds(later));
+        f.am.allocate(&p, SLICE, &request(&[client_id], "emulab-xen"))
+            .unwrap();
+    }
+    let kept = f.am.provision(&p, &slice(), &Default::default()).unwrap();
+    let fresh = open(&f.url, &[host("h1", 4), host("h2", 4)], &f.clock);
+    let stored = fresh.describe(&slice()).unwrap();
+    assert_eq!(kept.manifest, stored.manifest);
+    assert_eq!(f.am.describe(&slice()).unwrap().manifest, stored.manifest);
+    // Oldest first: c, then a and b (one second, in the order of their
+    // ids), then d.
+    let at = |c: &str| stored.manifest.find(&format!("client_id=\"{c}\"")).unwrap();
+    assert!(at("c") < at("a").min(at("b")) && at("a").max(at("b")) < at("d"));
+}
+
+#[test]
 fn partial_delete_leaves_the_other_slivers() {
     let f = fixture();
     let p = principal(30);

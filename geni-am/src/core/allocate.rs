@@ -22,6 +22,7 @@ use geni_rspec::Document;
 use geni_rspec::manifest::Ownership;
 use geni_rspec::{IssueKind, Node, NodeId, RSpec, RspecKind};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What Allocate reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,15 +107,31 @@ impl Aggregate {
     ) -> Result<Allocation, CoreError> {
         let request = self.parse_request(rspec)?;
         let now = self.now();
-        self.store.write(|conn| {
+        let (request_id, slivers, sources) = self.store.write(|conn| {
             let allocated = self.allocate_in(conn, principal, slice_urn, &request, now)?;
-            let known = Some((allocated.request_id.as_str(), &request.doc));
-            Ok(Allocation {
-                slice_urn: slice_urn.to_owned(),
-                manifest: manifest::render(conn, &self.config, slice_urn, &allocated.rows, known)?,
-                slivers: report::infos(&allocated.rows),
-            })
+            let slivers = report::infos(&allocated.rows);
+            let id = allocated.request_id;
+            let sources =
+                manifest::read(conn, &self.requests, slice_urn, allocated.rows, Some(&id))?;
+            Ok::<_, CoreError>((id, slivers, sources))
+        })?;
+        self.owners
+            .record(slice_urn, slivers.iter().map(|s| s.urn.as_str()));
+        let known = Some((request_id.as_str(), &request.doc));
+        let manifest = manifest::render(&self.config, &self.requests, &sources, known)?;
+        self.keep_request(&request_id, now, request);
+        Ok(Allocation {
+            slice_urn: slice_urn.to_owned(),
+            manifest,
+            slivers,
         })
+    }
+
+    /// Keeps `request`, stored as `id` at `now`, parsed for the manifests
+    /// that will cover its slivers.
+    pub(super) fn keep_request(&self, id: &str, now: DateTime<Utc>, request: ParsedRequest) {
+        let bytes = request.text.len();
+        self.requests.keep(id, now, Arc::new(request.doc), bytes);
     }
 
     /// Validates `rspec` as a request (schema and semantic checks) and
@@ -195,11 +212,11 @@ impl Aggregate {
             &request.links.requested(),
             link_ranges::current(conn)?.as_deref(),
         )?;
-        let existing = slivers::live_in_slice(conn, slice_urn)?;
+        let existing = slivers::live_client_ids(conn, slice_urn)?;
         if let Some(node) = request
             .nodes
             .iter()
-            .find(|n| existing.iter().any(|s| s.client_id == n.client_id))
+            .find(|n| existing.contains(&n.client_id))
         {
             return Err(CoreError::NodeExists {
                 slice: slice_urn.to_owned(),

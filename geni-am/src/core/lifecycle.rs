@@ -33,6 +33,33 @@ pub struct RenewOptions {
     pub extend_alap: bool,
 }
 
+/// What Provision committed: the reports of the selected slivers, and
+/// what the manifest of the whole slice is rendered from.
+pub(super) struct Provisioned {
+    /// The selected slivers, failed ones with their error.
+    pub slivers: Vec<SliverInfo>,
+    /// The manifest's sources, read in the transaction.
+    pub manifest: manifest::Sources,
+}
+
+impl Provisioned {
+    /// The report of slice `slice_urn`, its manifest rendered by
+    /// `aggregate` (the request of `known` not parsed again).
+    pub(super) fn report(
+        self,
+        aggregate: &Aggregate,
+        slice_urn: &str,
+        known: manifest::Known<'_>,
+    ) -> Result<SliceReport, CoreError> {
+        let manifest = &self.manifest;
+        Ok(SliceReport {
+            slice_urn: slice_urn.to_owned(),
+            manifest: manifest::render(&aggregate.config, &aggregate.requests, manifest, known)?,
+            slivers: self.slivers,
+        })
+    }
+}
+
 /// A sliver after a per-sliver step, with the error that kept it unchanged.
 pub(super) type Outcome = (SliverRow, Option<CoreError>);
 
@@ -151,12 +178,14 @@ impl Aggregate {
         options: &ProvisionOptions,
     ) -> Result<SliceReport, CoreError> {
         let now = self.now();
-        self.store
-            .write(|conn| self.provision_in(conn, principal, selector, options, now, None))
+        let provisioned = self
+            .store
+            .write(|conn| self.provision_in(conn, principal, selector, options, now, None))?;
+        provisioned.report(self, selector.slice_urn(), None)
     }
 
-    /// Provision inside the caller's transaction; the manifest uses the
-    /// `known` request document instead of parsing it again.
+    /// Provision inside the caller's transaction; the text of the `known`
+    /// request is not read for the manifest.
     pub(super) fn provision_in(
         &self,
         conn: &mut Conn,
@@ -164,8 +193,8 @@ impl Aggregate {
         selector: &Selector,
         options: &ProvisionOptions,
         now: DateTime<Utc>,
-        known: manifest::Known<'_>,
-    ) -> Result<SliceReport, CoreError> {
+        known: Option<&str>,
+    ) -> Result<Provisioned, CoreError> {
         let slice_urn = selector.slice_urn();
         let selection = self.changeable(conn, selector, now)?;
         let rows: Vec<SliverRow> = if selection.whole_slice {
@@ -210,10 +239,9 @@ impl Aggregate {
             queue(conn, JobKind::Provision, row, &principal.caller_urn, now)?;
         }
         let live = slivers::live_in_slice(conn, slice_urn)?;
-        Ok(SliceReport {
-            slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(conn, &self.config, slice_urn, &live, known)?,
+        Ok(Provisioned {
             slivers,
+            manifest: manifest::read(conn, &self.requests, slice_urn, live, known)?,
         })
     }
 
@@ -276,7 +304,7 @@ impl Aggregate {
         selector: &Selector,
     ) -> Result<Vec<SliverInfo>, CoreError> {
         let now = self.now();
-        self.store.write(|conn| {
+        let deleted: Vec<SliverInfo> = self.store.write(|conn| {
             let selection = self.changeable(conn, selector, now)?;
             selection
                 .slivers
@@ -285,8 +313,10 @@ impl Aggregate {
                     let detail = format!("by {}", principal.caller_urn);
                     Ok(slivers::unallocate(conn, row, EventKind::Delete, &detail, now)?.info())
                 })
-                .collect()
-        })
+                .collect::<Result<_, CoreError>>()
+        })?;
+        self.owners.forget(deleted.iter().map(|s| s.urn.as_str()));
+        Ok(deleted)
     }
 
     /// Operator emergency stop: the slice is marked shut down (later

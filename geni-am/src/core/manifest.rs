@@ -4,20 +4,28 @@
 //! hostname, addresses, logins, users' keys) through `geni_rspec::manifest`,
 //! then merged into one document when the slivers came from several
 //! Allocates; a template's outputs get the addresses it now knows
-//! (`outputs`).
+//! (`outputs`). What a manifest needs from the store is read in the
+//! call's transaction ([`read`]); the manifest is rendered after it
+//! ([`render`]), so that a write call does not build documents while it
+//! holds the store's single writer. Requests are kept parsed
+//! ([`Requests`]), so that a manifest of many requests reads and parses
+//! only those it has not seen.
 
 use super::naming::{interface_sliver_urn, link_sliver_urn, login_name, login_names};
+use super::requests::Requests;
 use super::{AggregateConfig, CoreError, SshAccess};
 use super::{merge, outputs};
 use crate::model::{AllocationState, SliverAnnotations, UserKeys};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
+use chrono::{DateTime, Utc};
 use geni_rspec::Document;
 use geni_rspec::manifest::{
     self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
     NodeAnnotation, Ownership, Proxy, SshUser,
 };
 use geni_rspec::{Link, Node, RSpec};
+use std::sync::Arc;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -29,21 +37,130 @@ const UNTAGGED: &str = "0";
 /// instead of parsing its stored text again.
 pub(super) type Known<'a> = Option<(&'a str, &'a Document)>;
 
-/// The manifest covering `rows` (all of slice `slice_urn`); the empty
-/// manifest when `rows` is empty. The request of `known` is not read back
-/// from the store.
-pub(super) fn render(
+/// What a manifest is made of, read in the transaction that decides it
+/// ([`read`]) and rendered from after that transaction has ended
+/// ([`render`]): parsing the stored requests and building the document
+/// then happen outside the store's single writer's turn.
+pub(super) struct Sources {
+    /// The slivers the manifest covers (all of the slice's).
+    rows: Vec<SliverRow>,
+    /// The slice's users and their keys.
+    users: Vec<UserKeys>,
+    /// Component names, by component id.
+    names: HashMap<String, String>,
+    /// VLAN tags of the slice's networks, by link sliver URN.
+    vlans: HashMap<String, i64>,
+    /// The requests the slivers came from, oldest first, by id.
+    requests: Vec<(String, Source)>,
+}
+
+/// Where the document of a request comes from.
+enum Source {
+    /// The caller has parsed it.
+    Known,
+    /// It was kept parsed ([`Requests`]).
+    Kept(Arc<Document>),
+    /// Its text, read from the store, to parse (and keep).
+    Stored {
+        /// When it was stored.
+        created: DateTime<Utc>,
+        /// The text.
+        text: String,
+    },
+}
+
+/// Reads what the manifest of `rows` (all of slice `slice_urn`) is made
+/// of. A request kept parsed in `kept`, or `known` (the one the caller
+/// has parsed) when it is the only one, is not read.
+pub(super) fn read(
     conn: &mut Conn,
-    config: &AggregateConfig,
+    kept: &Requests,
     slice_urn: &str,
+    rows: Vec<SliverRow>,
+    known: Option<&str>,
+) -> Result<Sources, CoreError> {
+    if rows.is_empty() {
+        return Ok(Sources {
+            rows,
+            users: Vec::new(),
+            names: HashMap::new(),
+            vlans: HashMap::new(),
+            requests: Vec::new(),
+        });
+    }
+    let users = slices::users(conn, slice_urn)?;
+    let names = components::names(conn)?;
+    let vlans = networks::of_slice(conn, slice_urn)?
+        .into_iter()
+        .filter_map(|n| Some((n.tag, n.vlan_tag?)))
+        .collect();
+    Ok(Sources {
+        requests: requests(conn, kept, &rows, known)?,
+        rows,
+        users,
+        names,
+        vlans,
+    })
+}
+
+/// The requests `rows` came from, oldest first: only those neither kept
+/// nor the `known` one alone are read.
+fn requests(
+    conn: &mut Conn,
+    kept: &Requests,
     rows: &[SliverRow],
+    known: Option<&str>,
+) -> Result<Vec<(String, Source)>, CoreError> {
+    let mut ids: Vec<String> = rows.iter().map(|r| r.request_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if let Some(id) = known.filter(|id| ids.len() == 1 && ids[0] == *id) {
+        return Ok(vec![(id.to_owned(), Source::Known)]);
+    }
+    let mut found: Vec<(DateTime<Utc>, String, Source)> = Vec::with_capacity(ids.len());
+    let mut missing = Vec::new();
+    for id in ids {
+        match kept.get(&id) {
+            Some((created, doc)) => found.push((created, id, Source::Kept(doc))),
+            None => missing.push(id),
+        }
+    }
+    if !missing.is_empty() {
+        for request in slices::requests_by_id(conn, &missing)? {
+            let created = request.created_at.get();
+            let source = if known == Some(request.id.as_str()) {
+                Source::Known
+            } else {
+                Source::Stored {
+                    created,
+                    text: request.document,
+                }
+            };
+            found.push((created, request.id, source));
+        }
+    }
+    found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    Ok(found
+        .into_iter()
+        .map(|(_, id, source)| (id, source))
+        .collect())
+}
+
+/// The manifest made of `sources`, `known` standing for the request the
+/// caller has parsed; the empty manifest when they cover no sliver. The
+/// requests parsed here are kept in `kept`.
+pub(super) fn render(
+    config: &AggregateConfig,
+    kept: &Requests,
+    sources: &Sources,
     known: Known<'_>,
 ) -> Result<String, CoreError> {
-    let doc = if rows.is_empty() {
+    let doc = if sources.rows.is_empty() {
         builder::empty().map_err(manifest_error)?
     } else {
-        let mut doc = build(conn, config, slice_urn, rows, known)?;
-        let control: HashMap<String, String> = rows
+        let mut doc = build(config, kept, sources, known)?;
+        let control: HashMap<String, String> = sources
+            .rows
             .iter()
             .filter_map(|row| {
                 let observed = row.annotations.value();
@@ -59,32 +176,30 @@ pub(super) fn render(
     })
 }
 
-/// Builds and merges the manifests of the requests `rows` came from.
+/// Builds and merges the manifests of the requests the slivers came from.
 fn build(
-    conn: &mut Conn,
     config: &AggregateConfig,
-    slice_urn: &str,
-    rows: &[SliverRow],
+    kept: &Requests,
+    sources: &Sources,
     known: Known<'_>,
 ) -> Result<Document, CoreError> {
-    let users = slices::users(conn, slice_urn)?;
-    let names: HashMap<String, String> = components::all(conn)?
-        .into_iter()
-        .map(|c| (c.id, c.name))
-        .collect();
-    let vlans: HashMap<String, i64> = networks::of_slice(conn, slice_urn)?
-        .into_iter()
-        .filter_map(|n| Some((n.tag, n.vlan_tag?)))
-        .collect();
-    let mut ids: Vec<String> = rows.iter().map(|r| r.request_id.clone()).collect();
-    ids.sort_unstable();
-    ids.dedup();
     let mut merged: Option<Document> = None;
-    for (request_id, mut doc) in documents(conn, &ids, known)? {
-        let group: Vec<&SliverRow> = rows.iter().filter(|r| r.request_id == request_id).collect();
+    for (request_id, source) in &sources.requests {
+        let mut doc = document(kept, request_id, source, known)?;
+        let group: Vec<&SliverRow> = sources
+            .rows
+            .iter()
+            .filter(|r| &r.request_id == request_id)
+            .collect();
         let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
-        let mut annotations = annotate(&group, &users, &names, &interfaces, &config.ssh)?;
-        annotate_links(&doc, config, &request_id, &vlans, &mut annotations)?;
+        let mut annotations = annotate(
+            &group,
+            &sources.users,
+            &sources.names,
+            &interfaces,
+            &config.ssh,
+        )?;
+        annotate_links(&doc, config, request_id, &sources.vlans, &mut annotations)?;
         let manifest =
             builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
         merged = Some(match merged {
@@ -98,32 +213,28 @@ fn build(
     merged.ok_or_else(|| CoreError::Internal("the slivers' request documents are missing".into()))
 }
 
-/// The request documents `ids` (sorted), oldest first: a copy of the
-/// `known` one, the others parsed from the store. Only a request that is
-/// not the known one is read from the store.
-fn documents(
-    conn: &mut Conn,
-    ids: &[String],
+/// A copy of the document of request `id` from `source`; a stored text
+/// is parsed and kept in `kept`.
+fn document(
+    kept: &Requests,
+    id: &str,
+    source: &Source,
     known: Known<'_>,
-) -> Result<Vec<(String, Document)>, CoreError> {
-    if let Some((id, doc)) = known.filter(|(id, _)| ids.len() == 1 && ids[0] == *id) {
-        return Ok(vec![(id.to_owned(), doc.clone())]);
+) -> Result<Document, CoreError> {
+    match (source, known) {
+        (Source::Kept(doc), _) => Ok(Document::clone(doc)),
+        (Source::Stored { created, text }, _) => {
+            let doc = Document::parse(text.as_bytes()).map_err(|e| {
+                CoreError::Internal(format!("stored request {id} does not parse: {e}"))
+            })?;
+            kept.keep(id, *created, Arc::new(doc.clone()), text.len());
+            Ok(doc)
+        }
+        (Source::Known, Some((_, doc))) => Ok(doc.clone()),
+        (Source::Known, None) => Err(CoreError::Internal(format!(
+            "request {id} was to be rendered from the caller's copy, which is missing"
+        ))),
     }
-    slices::requests_by_id(conn, ids)?
-        .into_iter()
-        .map(|request| {
-            let doc = match known.filter(|(id, _)| *id == request.id) {
-                Some((_, doc)) => doc.clone(),
-                None => Document::parse(request.document.as_bytes()).map_err(|e| {
-                    CoreError::Internal(format!(
-                        "stored request {} does not parse: {e}",
-                        request.id
-                    ))
-                })?,
-            };
-            Ok((request.id, doc))
-        })
-        .collect()
 }
 
 /// Removes this AM's nodes that have no sliver in `group` (deleted ones, or

@@ -14,20 +14,17 @@ impl Aggregate {
     /// unknown sliver URN is an unknown sliver.
     pub fn describe(&self, selector: &Selector) -> Result<SliceReport, CoreError> {
         let now = self.now();
-        self.store.read(|conn| {
+        let slice_urn = selector.slice_urn();
+        let (slivers, sources) = self.store.read(|conn| {
             let selection = select::resolve(conn, selector, now)?;
-            let slice_urn = selector.slice_urn();
-            Ok(SliceReport {
-                slice_urn: slice_urn.to_owned(),
-                manifest: manifest::render(
-                    conn,
-                    &self.config,
-                    slice_urn,
-                    &selection.slivers,
-                    None,
-                )?,
-                slivers: held_up(conn, infos(&selection.slivers))?,
-            })
+            let slivers = held_up(conn, infos(&selection.slivers))?;
+            let sources = manifest::read(conn, &self.requests, slice_urn, selection.slivers, None)?;
+            Ok::<_, CoreError>((slivers, sources))
+        })?;
+        Ok(SliceReport {
+            slice_urn: slice_urn.to_owned(),
+            manifest: manifest::render(&self.config, &self.requests, &sources, None)?,
+            slivers,
         })
     }
 

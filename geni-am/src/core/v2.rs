@@ -76,8 +76,8 @@ impl Aggregate {
         let request = self.parse_request(rspec)?;
         let now = self.now();
         let slice = Selector::Slice(slice_urn.to_owned());
-        self.store.write(|conn| {
-            if !slivers::live_in_slice(conn, slice_urn)?.is_empty() {
+        let (request_id, provisioned) = self.store.write(|conn| {
+            if !slivers::live_client_ids(conn, slice_urn)?.is_empty() {
                 return Err(CoreError::SliceExists {
                     slice: slice_urn.to_owned(),
                 });
@@ -87,11 +87,16 @@ impl Aggregate {
                 users: users.to_vec(),
                 ..ProvisionOptions::default()
             };
-            let known = Some((allocated.request_id.as_str(), request.document()));
-            let report = self.provision_in(conn, principal, &slice, &options, now, known)?;
+            let id = allocated.request_id;
+            let provisioned =
+                self.provision_in(conn, principal, &slice, &options, now, Some(&id))?;
             self.action_in(conn, principal, &slice, Action::Start, false, now)?;
-            Ok(report.manifest)
-        })
+            Ok((id, provisioned))
+        })?;
+        let known = Some((request_id.as_str(), request.document()));
+        let report = provisioned.report(self, slice_urn, known)?;
+        self.keep_request(&request_id, now, request);
+        Ok(report.manifest)
     }
 
     /// SliverStatus: the slice's slivers in v2 words.

@@ -12,7 +12,6 @@ use diesel::RunQueryDsl;
 use diesel::sql_types::Text;
 use diesel_migrations::MigrationHarness;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Why a backup was not made.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +46,7 @@ impl Store {
                 message: "no such file (a store is created by `geni-am serve`)".to_owned(),
             });
         }
-        Store::pooled(url, max_connections, Arc::default(), Arc::default())
+        Store::pooled(url, max_connections, super::Shared::default())
     }
 
     /// The versions of the migrations this build has that the database

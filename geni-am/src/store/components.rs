@@ -188,6 +188,15 @@ pub fn all(conn: &mut Conn) -> StoreResult<Vec<ComponentRow>> {
     Ok(rows.into_iter().map(from_columns).collect())
 }
 
+/// Every component's name, by id (what manifests name components by),
+/// without reading their descriptions.
+pub fn names(conn: &mut Conn) -> StoreResult<HashMap<String, String>> {
+    let rows: Vec<(String, String)> = components::table
+        .select((components::id, components::name))
+        .load(conn)?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Locks every component row until the transaction ends, so that
 /// concurrent allocations (also from other processes) are serialised. On
 /// PostgreSQL this is `SELECT … FOR UPDATE` in id order (no deadlocks); on
@@ -213,7 +222,8 @@ const COMPONENTS_LOCK: i64 = 0x0063_6f6d_7073;
 /// (their capacity is still taken in the cloud). The live slivers are
 /// summed by the database (one row per component, however many slivers:
 /// Allocate, ListResources and the operator's metrics all read it); the
-/// deleted ones awaiting destruction are few and read one by one.
+/// deleted ones awaiting destruction are few and read one by one, through
+/// their pending destroy jobs.
 pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String, Usage>> {
     use diesel::dsl::{count_star, sql};
     use diesel::sql_types::{BigInt, Bool};
@@ -245,30 +255,34 @@ pub fn usage(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<HashMap<String,
             (component, used)
         })
         .collect();
-    let destroying: Vec<Option<String>> = jobs::table
+    // One statement of a fixed text (kept prepared), where a list of the
+    // URNs read first was prepared anew for every length. The slivers are
+    // found by URN; their state is checked here, since a condition on it
+    // would lead SQLite to scan every deleted sliver through its index.
+    let destroying = jobs::table
         .filter(jobs::kind.eq(JobKind::Destroy))
         .filter(super::filters::pending_job())
-        .select(jobs::sliver_urn)
+        .select(jobs::sliver_urn);
+    let rows: Vec<(String, i64, i64, bool, AllocationState)> = slivers::table
+        .filter(slivers::urn.nullable().eq_any(destroying))
+        .select((
+            slivers::component_id,
+            slivers::cpus,
+            slivers::memory_mb,
+            slivers::exclusive,
+            slivers::allocation_state,
+        ))
+        .cached()
         .load(conn)?;
-    let destroying: Vec<String> = destroying.into_iter().flatten().collect();
-    if !destroying.is_empty() {
-        let rows: Vec<(String, i64, i64, bool)> = slivers::table
-            .filter(slivers::allocation_state.eq(AllocationState::Unallocated))
-            .filter(slivers::urn.eq_any(&destroying))
-            .select((
-                slivers::component_id,
-                slivers::cpus,
-                slivers::memory_mb,
-                slivers::exclusive,
-            ))
-            .load(conn)?;
-        for (component, cpus, memory_mb, exclusive) in rows {
-            let u = usage.entry(component).or_default();
-            u.cpus += cpus;
-            u.memory_mb += memory_mb;
-            u.slivers += 1;
-            u.exclusive |= exclusive;
-        }
+    let deleted = rows
+        .into_iter()
+        .filter(|row| row.4 == AllocationState::Unallocated);
+    for (component, cpus, memory_mb, exclusive, _) in deleted {
+        let u = usage.entry(component).or_default();
+        u.cpus += cpus;
+        u.memory_mb += memory_mb;
+        u.slivers += 1;
+        u.exclusive |= exclusive;
     }
     Ok(usage)
 }

@@ -152,6 +152,17 @@ pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<Sliver
         .load(conn)?)
 }
 
+/// The `client_id`s of the slice's live slivers (what Allocate checks a
+/// request against: names taken, slivers held), without the rest of the
+/// rows.
+pub fn live_client_ids(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<String>> {
+    Ok(slivers::table
+        .filter(slivers::slice_urn.eq(slice_urn))
+        .filter(super::filters::live_sliver())
+        .select(slivers::client_id)
+        .load(conn)?)
+}
+
 /// Every sliver of `slice_urn`, deleted ones included.
 pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
@@ -377,24 +388,20 @@ impl Store {
         })
     }
 
-    /// The slices the known slivers of `urns` belong to, each once, in
-    /// the order of `urns`; unknown slivers are left out. Reads the slice
-    /// column alone, in one transaction: every call that names slivers
-    /// asks it before its credentials are checked.
-    pub fn slices_of_slivers<S: AsRef<str>>(&self, urns: &[S]) -> StoreResult<Vec<String>> {
+    /// The slice of each sliver of `urns`, `None` for an unknown one.
+    /// Reads the slice column alone, in one transaction: a call that
+    /// names slivers asks it before its credentials are checked.
+    pub fn slices_of_slivers(&self, urns: &[&str]) -> StoreResult<Vec<Option<String>>> {
         self.read(|conn| {
-            let mut slices: Vec<String> = Vec::new();
-            for urn in urns {
-                let slice: Option<String> = slivers::table
-                    .find(urn.as_ref())
-                    .select(slivers::slice_urn)
-                    .first(conn)
-                    .optional()?;
-                if let Some(slice) = slice.filter(|s| !slices.contains(s)) {
-                    slices.push(slice);
-                }
-            }
-            Ok(slices)
+            urns.iter()
+                .map(|urn| {
+                    Ok(slivers::table
+                        .find(urn)
+                        .select(slivers::slice_urn)
+                        .first(conn)
+                        .optional()?)
+                })
+                .collect()
         })
     }
 

@@ -1,0 +1,78 @@
+//! Request documents kept parsed, by id. A stored request never changes,
+//! and the manifest of a slice is built from the request of every live
+//! sliver in it (Provision answers with the whole slice's): without them,
+//! each manifest read every such request's text inside the call's
+//! transaction and parsed it again. Bounded by the size of the texts
+//! kept, and forgotten all at once when a new one would pass it.
+
+use chrono::{DateTime, Utc};
+use geni_rspec::Document;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Most bytes of request text kept parsed (a parsed document takes a few
+/// times its text).
+const MOST_BYTES: usize = 256 * 1024;
+
+/// A request as kept: when it was stored (manifests merge requests
+/// oldest first) and its document.
+pub(super) type Kept = (DateTime<Utc>, Arc<Document>);
+
+/// The parsed requests.
+#[derive(Debug, Default)]
+pub(super) struct Requests(Mutex<Held>);
+
+/// What [`Requests`] holds.
+#[derive(Debug, Default)]
+struct Held {
+    by_id: HashMap<String, Kept>,
+    /// The length of the texts held.
+    bytes: usize,
+}
+
+impl Requests {
+    /// The request `id`, if kept.
+    pub(super) fn get(&self, id: &str) -> Option<Kept> {
+        let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        held.by_id.get(id).cloned()
+    }
+
+    /// Keeps request `id`, stored at `created`, parsed from `bytes` of
+    /// text into `doc`; a text larger than the whole bound is not kept.
+    pub(super) fn keep(&self, id: &str, created: DateTime<Utc>, doc: Arc<Document>, bytes: usize) {
+        if bytes > MOST_BYTES {
+            return;
+        }
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.by_id.contains_key(id) {
+            return;
+        }
+        if held.bytes + bytes > MOST_BYTES {
+            held.by_id.clear();
+            held.bytes = 0;
+        }
+        held.by_id.insert(id.to_owned(), (created, doc));
+        held.bytes += bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_kept_within_the_bound_of_their_texts() {
+        let text = "<rspec/>";
+        let doc = Arc::new(Document::parse(text.as_bytes()).expect("parses"));
+        let requests = Requests::default();
+        let now = Utc::now();
+        requests.keep("a", now, Arc::clone(&doc), MOST_BYTES / 2);
+        requests.keep("b", now, Arc::clone(&doc), MOST_BYTES / 2);
+        assert!(requests.get("a").is_some() && requests.get("b").is_some());
+        requests.keep("c", now, Arc::clone(&doc), 1);
+        assert!(requests.get("a").is_none(), "the bound was passed");
+        assert!(requests.get("c").is_some());
+        requests.keep("huge", now, doc, MOST_BYTES + 1);
+        assert!(requests.get("huge").is_none());
+    }
+}
