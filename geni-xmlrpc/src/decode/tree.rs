@@ -222,14 +222,15 @@ impl Builder {
                 self.give_value(value);
             }
             Frame::Text("name", text) => {
+                let blank = is_blank(&text);
                 let named = match self.frames.last_mut() {
                     Some(Frame::Member { name: held, .. }) if held.is_none() => {
-                        *held = Some(text.clone());
+                        *held = Some(text);
                         true
                     }
                     _ => false,
                 };
-                if !named || is_blank(&text) {
+                if !named || blank {
                     self.broke();
                 }
             }
