@@ -31,6 +31,7 @@ mod filters;
 pub mod jobs;
 pub mod link_ranges;
 pub mod listing;
+mod native;
 pub mod networks;
 pub mod outage;
 pub mod retention;

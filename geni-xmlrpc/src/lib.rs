@@ -3,7 +3,7 @@
 //! a precise message for every malformed envelope), lenient accessors for
 //! the loosely typed values real clients send (the GENI AM API, "Data
 //! types": be lenient on input), and encoding of calls, responses and
-//! faults; responses never carry the types clients choke on (`nil`, `i8`,
+//! faults, written straight into the answer's text; responses never carry the types clients choke on (`nil`, `i8`,
 //! `dateTime.iso8601`, `base64`). The AM API server and the OpenNebula
 //! client both speak through it.
 

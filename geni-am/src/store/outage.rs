@@ -4,6 +4,7 @@
 //! ListResources advertises nothing available. Ending the outage makes
 //! the jobs waiting in retry backoff due at once.
 
+use super::native::natively;
 use super::schema::{backend_outage, jobs};
 use super::{Conn, Store, StoreResult, UnixTime};
 use crate::model::JobState;
@@ -24,11 +25,11 @@ pub struct Outage {
 
 /// The outage in progress, if any.
 pub fn current(conn: &mut Conn) -> StoreResult<Option<Outage>> {
-    let row: Option<(Option<UnixTime>, String)> = backend_outage::table
+    let row: Option<(Option<UnixTime>, String)> = natively!(conn, |c| backend_outage::table
         .filter(backend_outage::id.eq(ROW))
         .select((backend_outage::since, backend_outage::detail))
-        .first(conn)
-        .optional()?;
+        .first(c)
+        .optional())?;
     Ok(row.and_then(|(since, detail)| {
         since.map(|since| Outage {
             since: since.get(),

@@ -2,6 +2,7 @@
 //! users (with SSH keys) given at Provision or `geni_update_users`.
 
 use super::cached::CachedDsl;
+use super::native::natively;
 use super::schema::{requests, slice_users, slices};
 use super::{Conn, Json, StoreResult, UnixTime};
 use crate::model::UserKeys;
@@ -43,7 +44,10 @@ pub struct RequestRow {
 
 /// The slice `urn`, if known.
 pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliceRow>> {
-    Ok(slices::table.find(urn).first(conn).optional()?)
+    Ok(natively!(conn, |c| slices::table
+        .find(urn)
+        .first(c)
+        .optional())?)
 }
 
 /// The slice `urn`, created when new; its credential expiry is updated to

@@ -10,6 +10,7 @@
 //! than another writer's transition never moves the sliver back.
 
 use super::cached::CachedDsl;
+use super::native::natively;
 use super::schema::slivers;
 use super::{Conn, Json, Store, StoreResult, UnixTime, events, jobs};
 use crate::model::plan::NodePlan;
@@ -139,7 +140,10 @@ fn save_if_unchanged(conn: &mut Conn, row: &SliverRow) -> StoreResult<bool> {
 
 /// The sliver `urn`, in whatever state (also unallocated).
 pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliverRow>> {
-    Ok(slivers::table.find(urn).first(conn).optional()?)
+    Ok(natively!(conn, |c| slivers::table
+        .find(urn)
+        .first(c)
+        .optional())?)
 }
 
 /// The slice's slivers that hold resources (allocated or provisioned),
@@ -395,11 +399,11 @@ impl Store {
         self.read(|conn| {
             urns.iter()
                 .map(|urn| {
-                    Ok(slivers::table
+                    Ok(natively!(&mut *conn, |c| slivers::table
                         .find(urn)
                         .select(slivers::slice_urn)
-                        .first(conn)
-                        .optional()?)
+                        .first(c)
+                        .optional())?)
                 })
                 .collect()
         })
