@@ -27,6 +27,7 @@ pub mod components;
 pub mod drain;
 pub mod events;
 mod filters;
+mod finish;
 pub mod jobs;
 pub mod link_ranges;
 pub mod listing;

@@ -13,6 +13,7 @@ use core_support::*;
 use geni_am::model::JobKind;
 use geni_am::store::Store;
 use geni_am::store::jobs;
+use geni_am::store::slivers::SliverSteps;
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
 
@@ -161,13 +162,13 @@ fn finishing_a_job_claims_the_next_of_its_sliver_in_the_same_transaction_only_fo
     assert_eq!(claimed(store, now), ids[..1]);
 
     let (finished, next) = store
-        .finish_and_claim(&ids[0], "other", now, lease, 1)
+        .finish_and_claim(&ids[0], "other", &SliverSteps::default(), now, lease, 1)
         .unwrap();
     assert!(!finished, "not the holder");
     assert!(next.is_empty(), "the start still waits for the provision");
 
     let (finished, next) = store
-        .finish_and_claim(&ids[0], "worker", now, lease, 1)
+        .finish_and_claim(&ids[0], "worker", &SliverSteps::default(), now, lease, 1)
         .unwrap();
     assert!(finished);
     assert_eq!(next.len(), 1);
@@ -183,7 +184,7 @@ fn finishing_a_job_claims_the_next_of_its_sliver_in_the_same_transaction_only_fo
     assert_eq!(states, ["done", "running"]);
 
     let (finished, next) = store
-        .finish_and_claim(&ids[1], "worker", now, lease, 1)
+        .finish_and_claim(&ids[1], "worker", &SliverSteps::default(), now, lease, 1)
         .unwrap();
     assert!(finished);
     assert!(next.is_empty(), "nothing left to claim");

@@ -16,7 +16,7 @@ use super::error::JobError;
 use super::{Context, StopSignal, observe};
 use crate::model::OperationalState;
 use crate::store::slices;
-use crate::store::slivers::{Observation, SliverRow};
+use crate::store::slivers::SliverRow;
 use chrono::Utc;
 use geni_am_backend::Compute as _;
 use geni_am_backend::VmHandle;
@@ -96,26 +96,14 @@ fn follow(cx: &Context, sliver: &SliverRow) -> Result<OperationalState, JobError
     let Some(next) = observe::next_state(sliver.operational_state, seen.state) else {
         return Ok(sliver.operational_state);
     };
-    let observation = if next == OperationalState::Failed {
-        Observation {
-            state: next,
-            error: observe::failure_message(&seen, cx.backend.name()),
-            annotations: None,
-        }
+    let users = if next == OperationalState::Failed {
+        Vec::new()
     } else {
-        let users = cx
-            .store
-            .read(|conn| slices::users(conn, &sliver.slice_urn))?;
-        Observation {
-            state: next,
-            error: String::new(),
-            annotations: Some(observe::annotate(
-                sliver.annotations.value().clone(),
-                &seen,
-                &users,
-            )),
-        }
+        cx.store
+            .read(|conn| slices::users(conn, &sliver.slice_urn))?
     };
+    let annotations = sliver.annotations.value().clone();
+    let observation = observe::observation(next, &seen, cx.backend.name(), annotations, &users);
     if cx
         .store
         .record_observation(sliver, &observation, Utc::now())?

@@ -16,6 +16,7 @@ use super::execute;
 use super::{Context, StopSignal};
 use crate::model::JobKind;
 use crate::store::jobs::JobRow;
+use crate::store::slivers::{SliverStep, SliverSteps};
 use chrono::{DateTime, TimeDelta, Utc};
 use std::time::Duration;
 
@@ -101,9 +102,9 @@ fn until_due(cx: &Context, idle: Duration) -> Duration {
     }
 }
 
-/// Runs one claimed job and records the outcome; a job whose sliver
-/// another worker of this process is driving (claimed by two processes
-/// at once) is deferred instead. With `claim` (a lease), a job that
+/// Runs one claimed job and records the outcome (with a success, what it
+/// did to its sliver); a job whose sliver another worker of this process
+/// is driving (claimed by two processes at once) is deferred instead. With `claim` (a lease), a job that
 /// succeeded is finished in the transaction that claims the next one:
 /// returns the jobs claimed so, and whether that claim was made.
 fn handle(
@@ -164,20 +165,23 @@ fn record(
     cx: &Context,
     owner: &str,
     job: &JobRow,
-    outcome: Result<(), JobError>,
+    outcome: Result<Vec<SliverStep>, JobError>,
     claim: Option<TimeDelta>,
 ) -> Result<Option<Vec<JobRow>>, crate::store::StoreError> {
     let now = Utc::now();
     let attempts = u32::try_from(job.attempts).unwrap_or(u32::MAX);
     match outcome {
-        Ok(()) => {
-            let claimed = match claim {
-                Some(lease) => Some(cx.store.finish_and_claim(&job.id, owner, now, lease, 1)?.1),
-                None => {
-                    cx.store.finish_job(&job.id, owner, now)?;
-                    None
-                }
+        Ok(steps) => {
+            let steps = SliverSteps {
+                urn: sliver_of(job).to_owned(),
+                steps,
             };
+            // A stopping worker claims nothing (a limit of 0).
+            let (lease, limit) = claim.map_or((TimeDelta::zero(), 0), |lease| (lease, 1));
+            let claimed = cx
+                .store
+                .finish_and_claim(&job.id, owner, &steps, now, lease, limit)?
+                .1;
             tracing::info!(
                 job = %job.id,
                 kind = %job.kind,
@@ -185,8 +189,8 @@ fn record(
                 attempts,
                 "job done"
             );
-            if claimed.is_some() {
-                return Ok(claimed);
+            if claim.is_some() {
+                return Ok(Some(claimed));
             }
         }
         Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
