@@ -41,6 +41,7 @@ pub mod upkeep;
 
 pub use bell::Bell;
 pub use columns::{CorruptValue, Json, JsonColumn, UnixTime};
+pub use finish::Finished;
 
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;

@@ -12,8 +12,9 @@ mod core_support;
 
 use core_support::*;
 use geni_am::model::{OperationalState as Op, SliverAnnotations};
+use geni_am::store::Finished;
 use geni_am::store::Store;
-use geni_am::store::slivers::{Observation, SliverRow, SliverStep, SliverSteps};
+use geni_am::store::slivers::{Observation, SliverRow, SliverStep};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -145,18 +146,20 @@ fn a_jobs_steps_are_recorded_with_its_finish(url: &str) {
     assert_eq!(job.len(), 1, "the provision job");
     let mut running = stopped();
     running.state = Op::Ready;
-    let steps = SliverSteps {
-        urn: urn.clone(),
-        steps: vec![
-            SliverStep::State(Op::Configuring),
-            SliverStep::Observed(running.clone()),
-        ],
+    let steps = vec![
+        SliverStep::State(Op::Configuring),
+        SliverStep::Observed(running.clone()),
+    ];
+    let finished = |id: &str| Finished {
+        id: id.to_owned(),
+        sliver: urn.clone(),
+        steps: steps.clone(),
     };
     let events_before = store.slice_events(SLICE).unwrap().len();
-    let (finished, next) = store
-        .finish_and_claim(&job[0].id, "worker", &steps, now, lease, 1)
+    let (held, next) = store
+        .finish_and_claim(&[finished(&job[0].id)], "worker", now, lease, 1)
         .unwrap();
-    assert!(finished);
+    assert_eq!(held, 1);
     assert!(next.is_empty());
     let after = row(&store, urn);
     assert_eq!(after.operational_state, Op::Ready);
@@ -174,10 +177,10 @@ fn a_jobs_steps_are_recorded_with_its_finish(url: &str) {
     let am = attach(url, &clock);
     am.delete(&principal(30), &slice()).unwrap();
     let destroy = store.claim_jobs("worker", now, lease, 1).unwrap();
-    let (finished, _) = store
-        .finish_and_claim(&destroy[0].id, "worker", &steps, now, lease, 1)
+    let (held, _) = store
+        .finish_and_claim(&[finished(&destroy[0].id)], "worker", now, lease, 1)
         .unwrap();
-    assert!(finished, "the job is done");
+    assert_eq!(held, 1, "the job is done");
     let deleted = row(&store, urn);
     assert_eq!(deleted.allocation_state.as_str(), "geni_unallocated");
     assert_eq!(

@@ -274,29 +274,21 @@ pub enum SliverStep {
     Observed(Observation),
 }
 
-/// The steps a job took on the sliver `urn` (none for most jobs of other
-/// things than slivers).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SliverSteps {
-    /// The sliver.
-    pub urn: String,
-    /// In the order taken.
-    pub steps: Vec<SliverStep>,
-}
-
-/// Records `steps` over the live sliver in the caller's write
-/// transaction (under the slice's lock, like [`Store::set_operational_state`]);
-/// false when there were none or the sliver is no longer live.
+/// Records `steps` over the live sliver `urn` in the caller's write
+/// transaction (under the slice's lock, like
+/// [`Store::set_operational_state`]); false when there were none or the
+/// sliver is no longer live.
 pub(super) fn record_steps(
     conn: &mut Conn,
-    steps: &SliverSteps,
+    urn: &str,
+    steps: &[SliverStep],
     now: DateTime<Utc>,
 ) -> StoreResult<bool> {
-    if steps.steps.is_empty() {
+    if steps.is_empty() {
         return Ok(false);
     }
-    change_live(conn, &steps.urn, now, |row| {
-        steps.steps.iter().map(|step| take(row, step)).collect()
+    change_live(conn, urn, now, |row| {
+        steps.iter().map(|step| take(row, step)).collect()
     })
 }
 
