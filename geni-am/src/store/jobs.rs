@@ -139,14 +139,9 @@ fn destructions_first() -> diesel::expression::SqlLiteral<diesel::sql_types::Int
 
 /// Ids of jobs that may be claimed at `now` (queued and due, or running
 /// with an expired lease, and first of their sliver), destructions first
-/// then in order of due time and creation; on PostgreSQL with `lock` the
-/// rows are locked and rows locked by other claimers skipped.
-fn claimable_ids(
-    conn: &mut Conn,
-    now: DateTime<Utc>,
-    limit: i64,
-    lock: bool,
-) -> StoreResult<Vec<String>> {
+/// then in order of due time and creation; on PostgreSQL the rows are
+/// locked and rows locked by other claimers skipped.
+fn claimable_ids(conn: &mut Conn, now: DateTime<Utc>, limit: i64) -> StoreResult<Vec<String>> {
     let due = jobs::state
         .eq(JobState::Queued)
         .and(jobs::run_after.le(UnixTime::from(now)));
@@ -160,8 +155,7 @@ fn claimable_ids(
         .select(jobs::id)
         .limit(limit);
     Ok(match conn {
-        Conn::Postgres(pg) if lock => query.for_update().skip_locked().cached().load(pg)?,
-        Conn::Postgres(pg) => query.cached().load(pg)?,
+        Conn::Postgres(pg) => query.for_update().skip_locked().cached().load(pg)?,
         Conn::Sqlite(sqlite) => query.cached().load(sqlite)?,
     })
 }
@@ -206,7 +200,7 @@ pub(super) fn claim(
     // the update and the read by id stay prepared, while an `IN (…)` of
     // any length would be a new statement text (see `super::cached`).
     let mut claimed = Vec::new();
-    for id in claimable_ids(conn, now, limit, true)? {
+    for id in claimable_ids(conn, now, limit)? {
         diesel::update(jobs::table.filter(jobs::id.eq(&id)))
             .set((
                 jobs::state.eq(JobState::Running),
@@ -224,10 +218,7 @@ pub(super) fn claim(
 
 impl Store {
     /// Claims up to `limit` due jobs for worker `owner` with a lease of
-    /// `lease`; each claim counts as an attempt. Whether any is due is
-    /// read first, outside a write transaction: the workers woken by one
-    /// queued job all look, and on SQLite an empty claim took the single
-    /// writer's turn from the API's calls for nothing.
+    /// `lease`; each claim counts as an attempt.
     pub fn claim_jobs(
         &self,
         owner: &str,
@@ -235,12 +226,6 @@ impl Store {
         lease: TimeDelta,
         limit: i64,
     ) -> StoreResult<Vec<JobRow>> {
-        if self
-            .read(|conn| claimable_ids(conn, now, 1, false))?
-            .is_empty()
-        {
-            return Ok(Vec::new());
-        }
         self.write(|conn| claim(conn, owner, now, lease, limit))
     }
 
