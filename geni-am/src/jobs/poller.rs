@@ -3,7 +3,9 @@
 //! their host name and logins — once their VM reaches the awaited state,
 //! or to `geni_failed` with the backend's message. What it saw is
 //! recorded over the sliver as it was read before looking, so a job's
-//! transition made meanwhile (a start) is never undone by it.
+//! transition made meanwhile (a start) is never undone by it. A job whose
+//! VM is already where its sliver waits for it records that itself with
+//! its finish (see [`super::execute`]); the poller follows the others.
 //!
 //! It looks when told: a worker finished a job, or the backend said its
 //! VMs changed ([`geni_am_backend::Compute::watch`]); `poll_interval_ms`
