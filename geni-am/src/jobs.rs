@@ -23,6 +23,7 @@ mod inventory;
 mod networks;
 mod observe;
 mod outage;
+mod pace;
 mod poller;
 mod purger;
 mod reaper;

@@ -28,6 +28,7 @@ pub mod components;
 pub mod drain;
 pub mod events;
 mod filters;
+mod finish;
 pub mod jobs;
 pub mod link_ranges;
 pub mod listing;
@@ -42,6 +43,7 @@ pub mod upkeep;
 
 pub use bell::Bell;
 pub use columns::{CorruptValue, Json, JsonColumn, UnixTime};
+pub use finish::Finished;
 
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;

@@ -1,7 +1,8 @@
 //! The job queue: claims in creation order with a lease, only by the
 //! holder finished, retried or failed; an expired lease lets another
 //! worker claim the job again; the jobs of one sliver are claimed one at
-//! a time in order (a finish may claim the next in its transaction), a deferral is no attempt and a destroy supersedes the
+//! a time in order (a finish, of one job or a batch, may claim the next
+//! in its transaction), a deferral is no attempt and a destroy supersedes the
 //! queued jobs of its sliver; due destructions go first and the end of an
 //! outage wakes the jobs in backoff; concurrent claimers (threads with their own
 //! pools, on SQLite and PostgreSQL) never get the same job.
@@ -11,6 +12,7 @@ mod core_support;
 use chrono::{DateTime, TimeDelta, Utc};
 use core_support::*;
 use geni_am::model::JobKind;
+use geni_am::store::Finished;
 use geni_am::store::Store;
 use geni_am::store::jobs;
 use std::collections::HashSet;
@@ -161,15 +163,15 @@ fn finishing_a_job_claims_the_next_of_its_sliver_in_the_same_transaction_only_fo
     assert_eq!(claimed(store, now), ids[..1]);
 
     let (finished, next) = store
-        .finish_and_claim(&ids[0], "other", now, lease, 1)
+        .finish_and_claim(&[Finished::job(&ids[0])], "other", now, lease, 1)
         .unwrap();
-    assert!(!finished, "not the holder");
+    assert_eq!(finished, 0, "not the holder");
     assert!(next.is_empty(), "the start still waits for the provision");
 
     let (finished, next) = store
-        .finish_and_claim(&ids[0], "worker", now, lease, 1)
+        .finish_and_claim(&[Finished::job(&ids[0])], "worker", now, lease, 1)
         .unwrap();
-    assert!(finished);
+    assert_eq!(finished, 1);
     assert_eq!(next.len(), 1);
     assert_eq!(next[0].id, ids[1]);
     assert_eq!(next[0].lease_owner.as_deref(), Some("worker"));
@@ -183,10 +185,36 @@ fn finishing_a_job_claims_the_next_of_its_sliver_in_the_same_transaction_only_fo
     assert_eq!(states, ["done", "running"]);
 
     let (finished, next) = store
-        .finish_and_claim(&ids[1], "worker", now, lease, 1)
+        .finish_and_claim(&[Finished::job(&ids[1])], "worker", now, lease, 1)
         .unwrap();
-    assert!(finished);
+    assert_eq!(finished, 1);
     assert!(next.is_empty(), "nothing left to claim");
+}
+
+#[test]
+fn a_batch_of_jobs_is_finished_together_and_claims_the_next_of_their_slivers() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let lease = TimeDelta::seconds(30);
+    let slivers = ["a", "b"].map(|s| format!("urn:publicid:IDN+{AUTHORITY}+sliver+{s}"));
+    let provisions = slivers
+        .clone()
+        .map(|sliver| queue_for(store, &sliver, JobKind::Provision, now));
+    let starts = slivers.map(|sliver| queue_for(store, &sliver, JobKind::Start, now));
+    assert_eq!(claimed(store, now), provisions, "the starts wait");
+
+    let done = provisions.each_ref().map(|id| Finished::job(id));
+    let (held, next) = store
+        .finish_and_claim(&done, "worker", now, lease, 8)
+        .unwrap();
+    assert_eq!(held, 2);
+    let next: Vec<String> = next.into_iter().map(|j| j.id).collect();
+    assert_eq!(next, starts);
+    let (held, next) = store
+        .finish_and_claim(&done, "worker", now, lease, 8)
+        .unwrap();
+    assert_eq!((held, next.len()), (0, 0), "done already, nothing left");
 }
 
 #[test]

@@ -5,14 +5,16 @@
 //! taken before a start job's `geni_configuring`, written after it), for
 //! every order of reads, transitions and writes of a few slivers (a
 //! property test), and by threads racing starts against stale polls, on
-//! SQLite and on PostgreSQL.
+//! SQLite and on PostgreSQL. What a job did and saw of its sliver is
+//! recorded with the job's finish, unless the sliver was deleted.
 
 mod core_support;
 
 use core_support::*;
 use geni_am::model::{OperationalState as Op, SliverAnnotations};
+use geni_am::store::Finished;
 use geni_am::store::Store;
-use geni_am::store::slivers::{Observation, SliverRow};
+use geni_am::store::slivers::{Observation, SliverRow, SliverStep};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -128,6 +130,77 @@ fn an_observation_of_a_deleted_sliver_is_dropped() {
         row(&store, &urns[0]).allocation_state.as_str(),
         "geni_unallocated"
     );
+}
+
+/// A start job that saw its VM running at once: the job finished, the
+/// sliver `geni_ready` with the observed annotations, and both steps
+/// logged as events, in the transaction of the finish; once the sliver is
+/// deleted, a job's steps are not recorded over it, and the job is still
+/// finished.
+fn a_jobs_steps_are_recorded_with_its_finish(url: &str) {
+    let (store, clock, urns) = stopping_slivers(url, 1);
+    let urn = &urns[0];
+    let now = clock.now();
+    let lease = chrono::TimeDelta::seconds(30);
+    let job = store.claim_jobs("worker", now, lease, 1).unwrap();
+    assert_eq!(job.len(), 1, "the provision job");
+    let mut running = stopped();
+    running.state = Op::Ready;
+    let steps = vec![
+        SliverStep::State(Op::Configuring),
+        SliverStep::Observed(running.clone()),
+    ];
+    let finished = |id: &str| Finished {
+        id: id.to_owned(),
+        sliver: urn.clone(),
+        steps: steps.clone(),
+    };
+    let events_before = store.slice_events(SLICE).unwrap().len();
+    let (held, next) = store
+        .finish_and_claim(&[finished(&job[0].id)], "worker", now, lease, 1)
+        .unwrap();
+    assert_eq!(held, 1);
+    assert!(next.is_empty());
+    let after = row(&store, urn);
+    assert_eq!(after.operational_state, Op::Ready);
+    assert_eq!(
+        Some(after.annotations.value()),
+        running.annotations.as_ref()
+    );
+    let logged: Vec<String> = store.slice_events(SLICE).unwrap()[events_before..]
+        .iter()
+        .map(|e| e.detail.clone())
+        .collect();
+    assert_eq!(logged, ["geni_configuring", "geni_ready"]);
+    assert_eq!(store.jobs_of_sliver(urn).unwrap()[0].state.as_str(), "done");
+
+    let am = attach(url, &clock);
+    am.delete(&principal(30), &slice()).unwrap();
+    let destroy = store.claim_jobs("worker", now, lease, 1).unwrap();
+    let (held, _) = store
+        .finish_and_claim(&[finished(&destroy[0].id)], "worker", now, lease, 1)
+        .unwrap();
+    assert_eq!(held, 1, "the job is done");
+    let deleted = row(&store, urn);
+    assert_eq!(deleted.allocation_state.as_str(), "geni_unallocated");
+    assert_eq!(
+        deleted.version,
+        after.version + 1,
+        "only the delete wrote it"
+    );
+}
+
+#[test]
+fn sqlite_a_jobs_steps_are_recorded_with_its_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    a_jobs_steps_are_recorded_with_its_finish(&sqlite_url(&dir));
+}
+
+#[test]
+fn postgres_a_jobs_steps_are_recorded_with_its_finish() {
+    if let Some(db) = PgDatabase::create("postgres_job_steps") {
+        a_jobs_steps_are_recorded_with_its_finish(&db.url);
+    }
 }
 
 fn sqlite_url(dir: &tempfile::TempDir) -> String {

@@ -1,37 +1,42 @@
-//! What each kind of job does: read the sliver, call the backend, write
-//! the resulting state and annotations back. Jobs are idempotent, so a job
-//! claimed again after a crash can run from the start: creation first
-//! looks for the VM by its tag.
+//! What each kind of job does: read the sliver, call the backend, and
+//! return the resulting state and annotations, which the worker records
+//! with the job's finish. After its action a job looks at the VM once: a
+//! cloud that acted at once (the simulated one at zero delays) has the
+//! VM where the sliver waits for it, and the sliver moves on without a
+//! round of the poller, which follows the others. Jobs are idempotent,
+//! so a job claimed again after a crash can run from the start: creation
+//! first looks for the VM by its tag.
 
 use super::error::JobError;
 use super::networks::{self, Attachment};
 use super::{Context, observe};
-use crate::model::{AllocationState, JobKind, OperationalState, UserKeys};
+use crate::model::{AllocationState, JobKind, OperationalState, SliverAnnotations, UserKeys};
 use crate::store::jobs::JobRow;
-use crate::store::slivers::SliverRow;
+use crate::store::slivers::{SliverRow, SliverStep};
 use crate::store::{StoreError, slices};
 use chrono::Utc;
 use geni_am_backend::Compute as _;
 use geni_am_backend::{BackendError, ExecuteSpec, InstallSpec, VmHandle, VmSpec, VmState};
 
-/// Runs one claimed job to its end.
-pub fn run(cx: &Context, job: &JobRow) -> Result<(), JobError> {
+/// Runs one claimed job to its end; returns what it did to its sliver, in
+/// order, for the worker to record with the job's finish.
+pub fn run(cx: &Context, job: &JobRow) -> Result<Vec<SliverStep>, JobError> {
     let kind = job.kind;
     if kind == JobKind::DestroyNetwork {
-        return networks::destroy(cx, job);
+        return networks::destroy(cx, job).map(|()| Vec::new());
     }
     let Some(sliver) = job.sliver_urn.as_deref().map(|u| cx.store.sliver(u)) else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let Some(sliver) = sliver? else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     if kind == JobKind::Destroy {
-        return destroy(cx, &sliver);
+        return destroy(cx, &sliver).map(|()| Vec::new());
     }
     if sliver.allocation_state != AllocationState::Provisioned {
         tracing::debug!(sliver = %sliver.urn, kind = kind.as_str(), "sliver no longer provisioned; nothing to do");
-        return Ok(());
+        return Ok(Vec::new());
     }
     match kind {
         JobKind::Provision => provision(cx, &sliver),
@@ -45,7 +50,7 @@ pub fn run(cx: &Context, job: &JobRow) -> Result<(), JobError> {
             cx.backend.restart(vm)
         }),
         JobKind::UpdateUsers => update_users(cx, &sliver),
-        JobKind::Destroy | JobKind::DestroyNetwork => Ok(()),
+        JobKind::Destroy | JobKind::DestroyNetwork => Ok(Vec::new()),
     }
 }
 
@@ -87,10 +92,11 @@ fn slice_users(cx: &Context, sliver: &SliverRow) -> Result<Vec<UserKeys>, StoreE
 }
 
 /// Creates the sliver's link networks and its VM unless one with its tag
-/// exists, and records the VM's id and interfaces (before the VM is
-/// created, so a link in use is never taken for free); the poller moves
-/// the sliver on once the VM is defined.
-fn provision(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+/// exists, records the interfaces (before the VM is created, so a link in
+/// use is never taken for free) and returns the VM's id to record, with
+/// the VM's state when it is defined already; else the poller moves the
+/// sliver on once it is.
+fn provision(cx: &Context, sliver: &SliverRow) -> Result<Vec<SliverStep>, JobError> {
     let attachment = networks::attach(cx, sliver)?;
     let mut annotations = sliver.annotations.value().clone();
     if annotations.interfaces.is_empty() && !attachment.interfaces.is_empty() {
@@ -100,15 +106,58 @@ fn provision(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     }
     // `create_vm` returns the VM already carrying the sliver's tag, so a
     // job run again after a crash creates no second VM.
-    let spec = vm_spec(sliver, slice_users(cx, sliver)?, attachment);
+    let users = slice_users(cx, sliver)?;
+    let spec = vm_spec(sliver, users.clone(), attachment);
     let vm = cx.backend.create_vm(&spec)?;
+    let mut steps = Vec::new();
     if annotations.backend_id.as_deref() != Some(vm.0.as_str()) {
         annotations.backend_id = Some(vm.0.clone());
-        cx.store
-            .set_annotations(&sliver.urn, &annotations, Utc::now())?;
+        steps.push(SliverStep::Annotations(annotations.clone()));
     }
     tracing::info!(sliver = %sliver.urn, vm = %vm.0, "provisioned");
-    Ok(())
+    let waiting = sliver.operational_state;
+    steps.extend(seen_at_once(
+        cx,
+        sliver,
+        &vm,
+        waiting,
+        annotations,
+        Some(&users),
+    )?);
+    Ok(steps)
+}
+
+/// What a sliver waiting in `waiting`, with `annotations`, becomes by
+/// what its VM is seen as right after the job's action: the observation
+/// the poller would have recorded, when the VM is already in the state
+/// awaited; none while it is not (the poller follows it) or when the
+/// backend could not be asked. `users` are the slice's, read here when
+/// needed and not given.
+fn seen_at_once(
+    cx: &Context,
+    sliver: &SliverRow,
+    vm: &VmHandle,
+    waiting: OperationalState,
+    annotations: SliverAnnotations,
+    users: Option<&[UserKeys]>,
+) -> Result<Option<SliverStep>, JobError> {
+    let seen = match cx.backend.observe(vm) {
+        Ok(seen) => seen,
+        Err(err) => {
+            tracing::debug!(sliver = %sliver.urn, %err, "the VM could not be looked at after the job; the poller follows it");
+            return Ok(None);
+        }
+    };
+    let Some(next) = observe::next_state(waiting, seen.state) else {
+        return Ok(None);
+    };
+    let users = match users {
+        Some(users) => users.to_vec(),
+        None if next == OperationalState::Failed => Vec::new(),
+        None => slice_users(cx, sliver)?,
+    };
+    let observation = observe::observation(next, &seen, cx.backend.name(), annotations, &users);
+    Ok(Some(SliverStep::Observed(observation)))
 }
 
 /// The sliver's VM: the recorded id, or the VM found by its tag.
@@ -124,16 +173,17 @@ fn vm_of(cx: &Context, sliver: &SliverRow) -> Result<VmHandle, JobError> {
     })
 }
 
-/// Runs a power action and records the state the sliver now waits in.
-/// An action queued right after Provision (only `geni_start` is allowed
-/// then) waits while the new VM is still being placed or deployed: a
-/// cloud refuses to power such a VM, or ignores the request.
+/// Runs a power action; returns the state the sliver now waits in, and
+/// the state it reached when the VM is there already. An action queued
+/// right after Provision (only `geni_start` is allowed then) waits while
+/// the new VM is still being placed or deployed: a cloud refuses to
+/// power such a VM, or ignores the request.
 fn act(
     cx: &Context,
     sliver: &SliverRow,
     waiting: OperationalState,
     action: impl FnOnce(&VmHandle) -> Result<(), BackendError>,
-) -> Result<(), JobError> {
+) -> Result<Vec<SliverStep>, JobError> {
     let vm = vm_of(cx, sliver)?;
     if sliver.operational_state == OperationalState::PendingAllocation
         && matches!(
@@ -147,24 +197,24 @@ fn act(
         )));
     }
     action(&vm)?;
-    cx.store
-        .set_operational_state(&sliver.urn, waiting, Utc::now())?;
-    Ok(())
+    let annotations = sliver.annotations.value().clone();
+    let mut steps = vec![SliverStep::State(waiting)];
+    steps.extend(seen_at_once(cx, sliver, &vm, waiting, annotations, None)?);
+    Ok(steps)
 }
 
 /// Installs the slice users' keys and returns the sliver to `geni_ready`
 /// with its logins updated.
-fn update_users(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+fn update_users(cx: &Context, sliver: &SliverRow) -> Result<Vec<SliverStep>, JobError> {
     let vm = vm_of(cx, sliver)?;
     let users = slice_users(cx, sliver)?;
     cx.backend.update_users(&vm, &users)?;
     let seen = cx.backend.observe(&vm)?;
-    let now = Utc::now();
     let annotations = observe::annotate(sliver.annotations.value().clone(), &seen, &users);
-    cx.store.set_annotations(&sliver.urn, &annotations, now)?;
-    cx.store
-        .set_operational_state(&sliver.urn, OperationalState::Ready, now)?;
-    Ok(())
+    Ok(vec![
+        SliverStep::Annotations(annotations),
+        SliverStep::State(OperationalState::Ready),
+    ])
 }
 
 /// Destroys the sliver's VM if there is one, then queues the destruction

@@ -4,6 +4,7 @@
 
 use crate::core::login_names;
 use crate::model::{LoginEndpoint, OperationalState, SliverAnnotations, UserKeys};
+use crate::store::slivers::Observation;
 use geni_am_backend::{VmObservation, VmState};
 
 /// What a sliver in `current` becomes when its VM is seen `seen`: `None`
@@ -63,8 +64,33 @@ pub fn annotate(
     annotations
 }
 
+/// What is recorded of a sliver that moves to `next` on `seen`: a
+/// failure with the `backend`'s message, else its `annotations` updated
+/// from `seen` with the logins of `users`.
+pub fn observation(
+    next: OperationalState,
+    seen: &VmObservation,
+    backend: &str,
+    annotations: SliverAnnotations,
+    users: &[UserKeys],
+) -> Observation {
+    if next == OperationalState::Failed {
+        Observation {
+            state: next,
+            error: failure_message(seen, backend),
+            annotations: None,
+        }
+    } else {
+        Observation {
+            state: next,
+            error: String::new(),
+            annotations: Some(annotate(annotations, seen, users)),
+        }
+    }
+}
+
 /// The message a failed sliver carries for an observation.
-pub fn failure_message(seen: &VmObservation, backend: &str) -> String {
+fn failure_message(seen: &VmObservation, backend: &str) -> String {
     match seen.state {
         VmState::Gone => format!("the VM disappeared from the {backend}"),
         _ if seen.message.is_empty() => format!("the VM failed in the {backend}"),

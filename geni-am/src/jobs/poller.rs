@@ -3,7 +3,9 @@
 //! their host name and logins — once their VM reaches the awaited state,
 //! or to `geni_failed` with the backend's message. What it saw is
 //! recorded over the sliver as it was read before looking, so a job's
-//! transition made meanwhile (a start) is never undone by it.
+//! transition made meanwhile (a start) is never undone by it. A job whose
+//! VM is already where its sliver waits for it records that itself with
+//! its finish (see [`super::execute`]); the poller follows the others.
 //!
 //! It looks when told: a worker finished a job, or the backend said its
 //! VMs changed ([`geni_am_backend::Compute::watch`]); `poll_interval_ms`
@@ -16,7 +18,7 @@ use super::error::JobError;
 use super::{Context, StopSignal, observe};
 use crate::model::OperationalState;
 use crate::store::slices;
-use crate::store::slivers::{Observation, SliverRow};
+use crate::store::slivers::SliverRow;
 use chrono::Utc;
 use geni_am_backend::Compute as _;
 use geni_am_backend::VmHandle;
@@ -96,26 +98,14 @@ fn follow(cx: &Context, sliver: &SliverRow) -> Result<OperationalState, JobError
     let Some(next) = observe::next_state(sliver.operational_state, seen.state) else {
         return Ok(sliver.operational_state);
     };
-    let observation = if next == OperationalState::Failed {
-        Observation {
-            state: next,
-            error: observe::failure_message(&seen, cx.backend.name()),
-            annotations: None,
-        }
+    let users = if next == OperationalState::Failed {
+        Vec::new()
     } else {
-        let users = cx
-            .store
-            .read(|conn| slices::users(conn, &sliver.slice_urn))?;
-        Observation {
-            state: next,
-            error: String::new(),
-            annotations: Some(observe::annotate(
-                sliver.annotations.value().clone(),
-                &seen,
-                &users,
-            )),
-        }
+        cx.store
+            .read(|conn| slices::users(conn, &sliver.slice_urn))?
     };
+    let annotations = sliver.annotations.value().clone();
+    let observation = observe::observation(next, &seen, cx.backend.name(), annotations, &users);
     if cx
         .store
         .record_observation(sliver, &observation, Utc::now())?

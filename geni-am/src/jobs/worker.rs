@@ -13,30 +13,36 @@
 
 use super::error::JobError;
 use super::execute;
+use super::pace::Pace;
 use super::{Context, StopSignal};
 use crate::model::JobKind;
+use crate::store::Finished;
 use crate::store::jobs::JobRow;
+use crate::store::slivers::SliverStep;
 use chrono::{DateTime, TimeDelta, Utc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Claims and runs jobs as `owner` until stopped. Between claims that
 /// find nothing it waits on the store's bell (rung when jobs are queued)
-/// until the next queued job is due, `idle_poll_ms` at most. A job that
-/// succeeds is finished in the transaction that claims the next one.
+/// until the next queued job is due, `idle_poll_ms` at most. The jobs
+/// are claimed in batches as large as [`Pace`] says, and those that
+/// succeed are finished together in the transaction that claims the next
+/// batch.
 pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
     let idle = Duration::from_millis(cx.config.idle_poll_ms);
     let lease = TimeDelta::seconds(i64::try_from(cx.config.lease_secs).unwrap_or(i64::MAX / 2));
     let bell = cx.store.bell();
     let mut seen = bell.rings();
+    let mut pace = Pace::default();
     let mut next: Vec<JobRow> = Vec::new();
     // Whether the last look for work (a claim, or the claim made with a
-    // job's finish) may have left due jobs unclaimed.
+    // batch's finish) may have left due jobs unclaimed.
     let mut look = true;
     while !signal.is_stopped() {
         let jobs = if !next.is_empty() {
             std::mem::take(&mut next)
         } else if look {
-            match cx.store.claim_jobs(owner, Utc::now(), lease, 1) {
+            match cx.store.claim_jobs(owner, Utc::now(), lease, pace.batch()) {
                 Ok(jobs) => jobs,
                 Err(err) => {
                     tracing::warn!(%err, "cannot claim jobs");
@@ -53,21 +59,92 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
             look = true;
             continue;
         }
-        for job in jobs {
-            let claim = (!signal.is_stopped()).then_some(lease);
-            // Read before the claim's snapshot: a job committed after it
-            // rings after this count.
-            let rings = bell.rings();
-            let (claimed, looked) = handle(cx, owner, &job, claim);
-            next.extend(claimed);
-            look = !looked;
-            if looked {
-                seen = rings;
+        // Read before the claim's snapshot: a job committed after it
+        // rings after this count.
+        let rings = bell.rings();
+        let finished = run_batch(cx, owner, jobs, signal, &mut pace);
+        let looked = match finish(cx, owner, &finished, lease, signal, &pace) {
+            Some(claimed) => {
+                next = claimed;
+                true
             }
-            cx.followers.ring();
+            None => false,
+        };
+        look = !looked;
+        if looked {
+            seen = rings;
         }
+        cx.followers.ring();
     }
     put_back(cx, owner, &next);
+}
+
+/// Runs claimed `jobs` in turn, timing each for `pace`; returns those
+/// that succeeded, with what they did to their slivers. Failures are
+/// recorded at once; jobs left when the worker is stopped are returned
+/// to the queue.
+fn run_batch(
+    cx: &Context,
+    owner: &str,
+    jobs: Vec<JobRow>,
+    signal: &StopSignal,
+    pace: &mut Pace,
+) -> Vec<(JobRow, Finished)> {
+    let mut finished = Vec::with_capacity(jobs.len());
+    let mut jobs = jobs.into_iter();
+    while let Some(job) = jobs.next() {
+        if signal.is_stopped() {
+            let left: Vec<JobRow> = std::iter::once(job).chain(jobs).collect();
+            put_back(cx, owner, &left);
+            break;
+        }
+        let started = Instant::now();
+        if let Some(steps) = handle(cx, owner, &job) {
+            let done = Finished {
+                id: job.id.clone(),
+                sliver: sliver_of(&job).to_owned(),
+                steps,
+            };
+            finished.push((job, done));
+        }
+        pace.ran(started.elapsed());
+    }
+    finished
+}
+
+/// Marks the `finished` jobs done in one transaction with what they did
+/// to their slivers, claiming the next batch in it unless stopped: the
+/// jobs so claimed, or `None` when no claim was made (nothing finished,
+/// stopped, or the store failed).
+fn finish(
+    cx: &Context,
+    owner: &str,
+    finished: &[(JobRow, Finished)],
+    lease: TimeDelta,
+    signal: &StopSignal,
+    pace: &Pace,
+) -> Option<Vec<JobRow>> {
+    if finished.is_empty() {
+        return None;
+    }
+    let limit = if signal.is_stopped() { 0 } else { pace.batch() };
+    let done: Vec<Finished> = finished.iter().map(|(_, done)| done.clone()).collect();
+    match cx
+        .store
+        .finish_and_claim(&done, owner, Utc::now(), lease, limit)
+    {
+        Ok((_, claimed)) => {
+            for (job, _) in finished {
+                let attempts = job.attempts;
+                tracing::info!(job = %job.id, kind = %job.kind, sliver = sliver_of(job), attempts, "job done");
+            }
+            (limit > 0).then_some(claimed)
+        }
+        Err(err) => {
+            tracing::warn!(%err, jobs = finished.len(), "cannot record that jobs are done; they will run again after their lease");
+            None
+        }
+    }
 }
 
 /// Returns jobs claimed but not run (the worker was stopped after it
@@ -101,22 +178,19 @@ fn until_due(cx: &Context, idle: Duration) -> Duration {
     }
 }
 
-/// Runs one claimed job and records the outcome; a job whose sliver
-/// another worker of this process is driving (claimed by two processes
-/// at once) is deferred instead. With `claim` (a lease), a job that
-/// succeeded is finished in the transaction that claims the next one:
-/// returns the jobs claimed so, and whether that claim was made.
-fn handle(
-    cx: &Context,
-    owner: &str,
-    job: &JobRow,
-    claim: Option<TimeDelta>,
-) -> (Vec<JobRow>, bool) {
+/// Runs one claimed job: what it did to its sliver when it succeeded, to
+/// be recorded with its finish; a failure is recorded here. A job whose
+/// sliver another worker of this process is driving (claimed by two
+/// processes at once) is deferred instead.
+fn handle(cx: &Context, owner: &str, job: &JobRow) -> Option<Vec<SliverStep>> {
     let sliver = job.sliver_urn.clone().unwrap_or_default();
     let recorded = if lock_in_flight(cx).insert(sliver.clone()) {
         let outcome = execute::run(cx, job);
         lock_in_flight(cx).remove(&sliver);
-        record(cx, owner, job, outcome, claim)
+        match outcome {
+            Ok(steps) => return Some(steps),
+            Err(err) => record_failure(cx, owner, job, err),
+        }
     } else {
         defer(
             cx,
@@ -124,16 +198,11 @@ fn handle(
             job,
             &format!("waiting for another job of {sliver}"),
         )
-        .map(|()| None)
     };
-    match recorded {
-        Ok(Some(claimed)) => (claimed, true),
-        Ok(None) => (Vec::new(), false),
-        Err(err) => {
-            tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
-            (Vec::new(), false)
-        }
+    if let Err(err) = recorded {
+        tracing::warn!(job = %job.id, %err, "cannot record the outcome of a job; it will run again after its lease");
     }
+    None
 }
 
 fn lock_in_flight(cx: &Context) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
@@ -157,49 +226,27 @@ fn defer(
     Ok(())
 }
 
-/// Records the outcome of `job`; with `claim`, a success also claims the
-/// next job (see [`handle`]): the jobs so claimed, `None` when no claim
-/// was made.
-fn record(
+/// Records why `job` did not succeed: deferred, retried later, or failed
+/// with its sliver.
+fn record_failure(
     cx: &Context,
     owner: &str,
     job: &JobRow,
-    outcome: Result<(), JobError>,
-    claim: Option<TimeDelta>,
-) -> Result<Option<Vec<JobRow>>, crate::store::StoreError> {
+    err: JobError,
+) -> Result<(), crate::store::StoreError> {
     let now = Utc::now();
     let attempts = u32::try_from(job.attempts).unwrap_or(u32::MAX);
-    match outcome {
-        Ok(()) => {
-            let claimed = match claim {
-                Some(lease) => Some(cx.store.finish_and_claim(&job.id, owner, now, lease, 1)?.1),
-                None => {
-                    cx.store.finish_job(&job.id, owner, now)?;
-                    None
-                }
-            };
-            tracing::info!(
-                job = %job.id,
-                kind = %job.kind,
-                sliver = sliver_of(job),
-                attempts,
-                "job done"
-            );
-            if claimed.is_some() {
-                return Ok(claimed);
-            }
-        }
-        Err(JobError::Waiting(reason)) => defer(cx, owner, job, &reason)?,
-        Err(err) => {
+    match err {
+        JobError::Waiting(reason) => defer(cx, owner, job, &reason),
+        err => {
             let retryable = worth_retrying(cx, &err)?;
             if retryable && keeps_trying(cx, job, now)? {
-                retry(cx, owner, job, &err, attempts, now)?;
+                retry(cx, owner, job, &err, attempts, now)
             } else {
-                give_up(cx, owner, job, &err, retryable, now)?;
+                give_up(cx, owner, job, &err, retryable, now)
             }
         }
     }
-    Ok(None)
 }
 
 /// The sliver `job` works on, for the log (empty for jobs of none).

@@ -161,7 +161,7 @@ fn claimable_ids(conn: &mut Conn, now: DateTime<Utc>, limit: i64) -> StoreResult
 }
 
 /// Sets the state of job `id` if `owner` holds it; true when it did.
-fn release(
+pub(super) fn release(
     conn: &mut Conn,
     id: &str,
     owner: &str,
@@ -189,7 +189,7 @@ fn release(
 
 /// Claims up to `limit` due jobs for `owner` in the caller's transaction, in
 /// the order they are to run.
-fn claim(
+pub(super) fn claim(
     conn: &mut Conn,
     owner: &str,
     now: DateTime<Utc>,
@@ -232,24 +232,6 @@ impl Store {
     /// Marks job `id` done; false when `owner` no longer holds it.
     pub fn finish_job(&self, id: &str, owner: &str, now: DateTime<Utc>) -> StoreResult<bool> {
         self.write(|conn| release(conn, id, owner, JobState::Done, "", None, now))
-    }
-
-    /// Marks job `id` done as [`Store::finish_job`] does and, in the same
-    /// transaction, claims up to `limit` due jobs as [`Store::claim_jobs`]
-    /// does (one write transaction instead of two per job a busy worker
-    /// runs; the next job of the same sliver is claimable at once).
-    pub fn finish_and_claim(
-        &self,
-        id: &str,
-        owner: &str,
-        now: DateTime<Utc>,
-        lease: TimeDelta,
-        limit: i64,
-    ) -> StoreResult<(bool, Vec<JobRow>)> {
-        self.write(|conn| {
-            let finished = release(conn, id, owner, JobState::Done, "", None, now)?;
-            Ok((finished, claim(conn, owner, now, lease, limit)?))
-        })
     }
 
     /// Puts job `id` back in the queue until `run_after`, recording `error`.

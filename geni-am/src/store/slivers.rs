@@ -229,33 +229,105 @@ fn update_live(
     change: impl FnOnce(&mut SliverRow),
 ) -> StoreResult<bool> {
     store.write(|conn| {
-        let Some(read) = find(conn, urn)? else {
-            return Ok(false);
-        };
+        change_live(conn, urn, report.now, |row| {
+            change(row);
+            vec![(report.kind, report.detail.to_owned())]
+        })
+    })
+}
+
+/// Updates one live sliver in the caller's write transaction with
+/// `change`, which returns the events to log at `now` (kind and detail);
+/// returns false when the sliver is unknown or no longer live (deleted
+/// slivers are never changed).
+fn change_live(
+    conn: &mut Conn,
+    urn: &str,
+    now: DateTime<Utc>,
+    change: impl FnOnce(&mut SliverRow) -> Vec<(EventKind, String)>,
+) -> StoreResult<bool> {
+    let Some(mut row) = find(conn, urn)? else {
+        return Ok(false);
+    };
+    if let Conn::Postgres(_) = conn {
         // The core changes a slice's slivers holding the slice's row lock
         // (PostgreSQL); without it, a job's update and an API call's (a
         // `geni_start` racing the provision job that records the VM) each
         // wrote back a copy read before the other's commit, and one was
-        // lost. On SQLite the write transaction already excludes the other.
-        super::slices::lock(conn, &read.slice_urn)?;
-        let Some(mut row) = find(conn, urn)? else {
+        // lost. The row is read again under the lock. On SQLite the write
+        // transaction already excludes the other.
+        super::slices::lock(conn, &row.slice_urn)?;
+        let Some(locked) = find(conn, urn)? else {
             return Ok(false);
         };
-        if row.allocation_state == AllocationState::Unallocated {
-            return Ok(false);
-        }
-        change(&mut row);
-        save(conn, &row)?;
-        events::append(
-            conn,
-            report.now,
-            Some(&row.slice_urn),
-            Some(urn),
-            report.kind,
-            report.detail,
-        )?;
-        Ok(true)
+        row = locked;
+    }
+    if row.allocation_state == AllocationState::Unallocated {
+        return Ok(false);
+    }
+    let logged = change(&mut row);
+    save(conn, &row)?;
+    for (kind, detail) in logged {
+        events::append(conn, now, Some(&row.slice_urn), Some(urn), kind, &detail)?;
+    }
+    Ok(true)
+}
+
+/// One thing a job did to its sliver or saw of its VM, recorded in the
+/// transaction that finishes the job ([`Store::finish_and_claim`]), each step
+/// logged as its own event as when written alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SliverStep {
+    /// What the backend made for it (VM id, interfaces): an annotations
+    /// event.
+    Annotations(SliverAnnotations),
+    /// The operational state the job moved it to (its error cleared
+    /// unless `geni_failed`).
+    State(OperationalState),
+    /// What the job saw of the VM after its action, as the poller would
+    /// have recorded it.
+    Observed(Observation),
+}
+
+/// Records `steps` over the live sliver `urn` in the caller's write
+/// transaction (under the slice's lock, like
+/// [`Store::set_operational_state`]); false when there were none or the
+/// sliver is no longer live.
+pub(super) fn record_steps(
+    conn: &mut Conn,
+    urn: &str,
+    steps: &[SliverStep],
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    if steps.is_empty() {
+        return Ok(false);
+    }
+    change_live(conn, urn, now, |row| {
+        steps.iter().map(|step| take(row, step)).collect()
     })
+}
+
+/// Applies one step to `row`; returns the event that logs it.
+fn take(row: &mut SliverRow, step: &SliverStep) -> (EventKind, String) {
+    match step {
+        SliverStep::Annotations(annotations) => {
+            let json = Json::new(annotations.clone());
+            let detail = json.text().to_owned();
+            row.annotations = json;
+            (EventKind::Annotations, detail)
+        }
+        SliverStep::State(state) => {
+            row.operational_state = *state;
+            if *state != OperationalState::Failed {
+                row.error.clear();
+            }
+            (EventKind::OperationalState, state.as_str().to_owned())
+        }
+        SliverStep::Observed(observation) => {
+            observation.apply(row);
+            observation.event()
+        }
+    }
 }
 
 /// What a worker saw of a sliver's VM, to be recorded over the sliver as
@@ -269,6 +341,25 @@ pub struct Observation {
     /// Manifest annotations built from what was seen; `None` keeps the
     /// stored ones.
     pub annotations: Option<SliverAnnotations>,
+}
+
+impl Observation {
+    /// Sets what was observed on `row`.
+    fn apply(&self, row: &mut SliverRow) {
+        row.operational_state = self.state;
+        row.error.clone_from(&self.error);
+        if let Some(annotations) = &self.annotations {
+            row.annotations = Json::new(annotations.clone());
+        }
+    }
+
+    /// The event that logs it: the failure with its message, or the state.
+    fn event(&self) -> (EventKind, String) {
+        match self.state {
+            OperationalState::Failed => (EventKind::Failed, self.error.clone()),
+            state => (EventKind::OperationalState, state.as_str().to_owned()),
+        }
+    }
 }
 
 impl Store {
@@ -285,11 +376,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
         let mut row = read.clone();
-        row.operational_state = observation.state;
-        row.error.clone_from(&observation.error);
-        if let Some(annotations) = &observation.annotations {
-            row.annotations = Json::new(annotations.clone());
-        }
+        observation.apply(&mut row);
         self.write(|conn| {
             if row.allocation_state == AllocationState::Unallocated
                 || !save_if_unchanged(conn, &row)?
@@ -304,17 +391,14 @@ impl Store {
                 );
                 return Ok(false);
             }
-            let (kind, detail) = match observation.state {
-                OperationalState::Failed => (EventKind::Failed, observation.error.as_str()),
-                state => (EventKind::OperationalState, state.as_str()),
-            };
+            let (kind, detail) = observation.event();
             events::append(
                 conn,
                 now,
                 Some(&row.slice_urn),
                 Some(&row.urn),
                 kind,
-                detail,
+                &detail,
             )?;
             Ok(true)
         })
