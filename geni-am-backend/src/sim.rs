@@ -54,9 +54,12 @@ struct State {
     faults: Faults,
     created: u64,
     /// The specification each VM of this process was created from, by tag,
-    /// while the VM exists (not saved: tests read it to see what the
-    /// aggregate asked for).
-    specs: BTreeMap<String, VmSpec>,
+    /// while the VM exists, once [`SimulatedCloud::keeping_specs`] asked
+    /// for it (not saved: tests read it to see what the aggregate asked
+    /// for). `None` otherwise: a spec is about as large as the VM itself,
+    /// and an aggregate with a hundred thousand VMs held 46 MB of them for
+    /// no reader (docs/PERFORMANCE.md, "Memory: a hundred thousand slivers").
+    specs: Option<BTreeMap<String, VmSpec>>,
 }
 
 /// Link networks get `192.168.<n>.0/24`, so at most this many exist at once.
@@ -109,7 +112,7 @@ impl SimulatedCloud {
             networks: BTreeMap::new(),
             faults: Faults::new(config.failure_rate, config.seed),
             created: 0,
-            specs: BTreeMap::new(),
+            specs: None,
         };
         if let Some(saved) = saved {
             state.restore(saved);
@@ -174,10 +177,18 @@ impl SimulatedCloud {
         self.lock().created
     }
 
+    /// This cloud, keeping from now on the specification each VM is
+    /// created from, for [`SimulatedCloud::spec_of`].
+    pub fn keeping_specs(self) -> SimulatedCloud {
+        self.lock().specs.get_or_insert_default();
+        self
+    }
+
     /// The specification the VM tagged `tag` was created from by this
-    /// process, while that VM exists.
+    /// process, while that VM exists, if specs are kept
+    /// ([`SimulatedCloud::keeping_specs`]).
     pub fn spec_of(&self, tag: &str) -> Option<VmSpec> {
-        self.lock().specs.get(tag).cloned()
+        self.lock().specs.as_ref()?.get(tag).cloned()
     }
 
     /// The link networks that exist, with their tags.
@@ -335,7 +346,9 @@ impl State {
         self.release(&vm.nics);
         // What the aggregate asked for goes with the VM, so that the
         // simulator holds nothing for VMs that are gone.
-        self.specs.remove(&vm.tag);
+        if let Some(specs) = &mut self.specs {
+            specs.remove(&vm.tag);
+        }
         Some(vm)
     }
 
@@ -390,7 +403,9 @@ impl Compute for SimulatedCloud {
         let id = state.next_id;
         state.next_id += 1;
         state.created += 1;
-        state.specs.insert(spec.tag.clone(), spec.clone());
+        if let Some(specs) = &mut state.specs {
+            specs.insert(spec.tag.clone(), spec.clone());
+        }
         let hostname = format!("{}-{id}.{}", crate::host_label(&spec.name, 40), self.domain);
         let mut vm = SimVm::new(
             spec.tag.clone(),

@@ -1,13 +1,14 @@
 //! The load generator behind `geni-am bench`: N concurrent clients, each
 //! on its own TLS connection (kept alive, or a new one per call), run full
 //! AM API v3 lifecycles (Allocate → Provision → `geni_start` → Status until
-//! `geni_ready` → Delete) or GetVersion calls against a running aggregate;
-//! every call's latency is recorded per method ([`stats`]), the run's rate
+//! `geni_ready` → Delete) or GetVersion calls against a running aggregate,
+//! or fill it with many provisioned slivers ([`populate`]); every call's latency is recorded per method ([`stats`]), the run's rate
 //! and the client's CPU time ([`cpu`]) measured. The clients run as threads
 //! of this process or spread over several processes ([`processes`], which
 //! read each other's [`wire`] lines).
 
 pub mod cpu;
+pub mod populate;
 pub mod processes;
 mod session;
 pub mod stats;
@@ -20,6 +21,7 @@ use session::{answer_value, credentials, rspec_version, run_client};
 use stats::Latencies;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant, SystemTime};
 
 /// What each client does.
@@ -29,6 +31,8 @@ pub enum Workload {
     Lifecycles(usize),
     /// This many GetVersion calls.
     GetVersion(usize),
+    /// This many provisioned slivers, made by all clients together.
+    Populate(usize),
 }
 
 impl Workload {
@@ -37,6 +41,7 @@ impl Workload {
         match self {
             Workload::Lifecycles(_) => "lifecycles",
             Workload::GetVersion(_) => "GetVersion calls",
+            Workload::Populate(_) => "slivers",
         }
     }
 
@@ -45,13 +50,17 @@ impl Workload {
         match self {
             Workload::Lifecycles(_) => "lifecycles/s",
             Workload::GetVersion(_) => "calls/s",
+            Workload::Populate(_) => "slivers/s",
         }
     }
 
-    /// Units of work per client.
-    pub fn per_client(self) -> usize {
+    /// What `clients` clients do, for the report's first line.
+    pub fn describe(self, clients: usize) -> String {
         match self {
-            Workload::Lifecycles(count) | Workload::GetVersion(count) => count,
+            Workload::Lifecycles(count) | Workload::GetVersion(count) => {
+                format!("{clients} clients x {count} {}", self.unit())
+            }
+            Workload::Populate(count) => format!("{clients} clients making {count} slivers"),
         }
     }
 }
@@ -86,6 +95,10 @@ pub struct BenchOptions {
     pub ready_timeout: Duration,
     /// Pause between Status polls.
     pub poll_interval: Duration,
+    /// The slices a populate run spreads its slivers over.
+    pub slices: Vec<populate::SliceCredential>,
+    /// Nodes per Allocate of a populate run.
+    pub nodes_per_request: usize,
 }
 
 /// What a run measured.
@@ -208,13 +221,15 @@ pub fn run(options: &BenchOptions) -> Result<Report, BenchError> {
     let cpu_before = cpu::used();
     let started = Instant::now();
     let started_at = SystemTime::now();
+    let next = AtomicUsize::new(0);
     let mut report = std::thread::scope(|scope| {
         let handles: Vec<_> = clients
             .into_iter()
             .enumerate()
             .map(|(i, mut client)| {
                 let index = options.first_client + i;
-                scope.spawn(move || run_client(index, &mut client, options))
+                let next = &next;
+                scope.spawn(move || run_client(index, &mut client, options, next))
             })
             .collect();
         let mut report = Report::default();

@@ -124,7 +124,7 @@ fn assert_winners<E: std::fmt::Debug>(
 fn live_slivers(url: &str) -> usize {
     attach(url, &TestClock::new())
         .store()
-        .live_slivers()
+        .live_slivers_page(None, usize::MAX)
         .unwrap()
         .len()
 }

@@ -3,8 +3,9 @@
 //! the lifecycles per second; without `--sliver-type` it requests a type
 //! the aggregate advertises; an Allocate refused for want of room is sent
 //! again and counted; GetVersion runs make exactly the calls asked for, on
-//! one connection per call with `--new-connection`, and `--processes`
-//! merges its client processes' calls into one report.
+//! one connection per call with `--new-connection`, `--processes`
+//! merges its client processes' calls into one report, and `--populate`
+//! leaves the slivers asked for provisioned in slices of their own.
 
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::database::Store;
@@ -234,4 +235,67 @@ fn processes_merge_every_client_process_calls_into_one_report() {
         "totals:\n{lifecycles}"
     );
     assert_eq!(calls_of(&lifecycles, "Allocate"), 3, "{lifecycles}");
+}
+
+#[test]
+fn populate_provisions_the_slivers_asked_for_in_slices_of_their_own() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    // Four requests (2, 2, 2 and 1 nodes), two to a slice of 4.
+    let report = bench_with(
+        aggregate.config(),
+        &[
+            "--clients",
+            "2",
+            "--populate",
+            "7",
+            "--nodes-per-request",
+            "2",
+            "--slivers-per-slice",
+            "4",
+        ],
+    );
+    assert!(
+        report.contains("7 slivers completed, 0 failed"),
+        "totals:\n{report}"
+    );
+    assert_eq!(calls_of(&report, "Allocate"), 4, "{report}");
+    assert_eq!(calls_of(&report, "Provision"), 4, "{report}");
+    let output = Command::new(geni_am_tests::geni_am_bin())
+        .args(["admin", "--json", "--operator", "bench-test", "--config"])
+        .arg(aggregate.config())
+        .arg("slices")
+        .output()
+        .expect("geni-am admin runs");
+    let slices: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("admin slices prints JSON");
+    let live: Vec<(&str, u64, &serde_json::Value)> = slices
+        .as_array()
+        .expect("an array of slices")
+        .iter()
+        .map(|s| {
+            (
+                s["urn"].as_str().unwrap(),
+                s["live_slivers"].as_u64().unwrap(),
+                &s["by_state"],
+            )
+        })
+        .collect();
+    // Provisioned, their VMs created and not started.
+    let provisioned = |n: u64| serde_json::json!({ "geni_notready": n });
+    assert_eq!(
+        live,
+        [
+            (
+                "urn:publicid:IDN+geni-am.test+slice+populate0",
+                4,
+                &provisioned(4)
+            ),
+            (
+                "urn:publicid:IDN+geni-am.test+slice+populate1",
+                3,
+                &provisioned(3)
+            ),
+        ],
+        "{slices:#}"
+    );
 }

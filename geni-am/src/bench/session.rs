@@ -1,12 +1,14 @@
 //! One client's timed calls: full AM API v3 lifecycles (Allocate →
 //! Provision → `geni_start` → Status until `geni_ready` → Delete), an
-//! Allocate refused for want of room retried with backoff, or a run of
-//! GetVersion calls; and the envelope helpers they share.
+//! Allocate refused for want of room retried with backoff, a run of
+//! GetVersion calls, or its share of a [`super::populate`] run; and the
+//! envelope helpers they share.
 
-use super::{BenchOptions, Report, Workload};
+use super::{BenchOptions, Report, Workload, populate};
 use crate::client::{Client, ClientError};
 use geni_xmlrpc::Value;
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 /// The GENI code of a refusal for want of capacity, `INSUFFICIENT_NODES`
@@ -36,8 +38,14 @@ impl From<Failure> for String {
     }
 }
 
-/// The calls of client number `index`, on `client`.
-pub(super) fn run_client(index: usize, client: &mut Client, options: &BenchOptions) -> Report {
+/// The calls of client number `index`, on `client`; the clients of a
+/// populate run take its requests from `next`.
+pub(super) fn run_client(
+    index: usize,
+    client: &mut Client,
+    options: &BenchOptions,
+    next: &AtomicUsize,
+) -> Report {
     client.set_keep_alive(!options.new_connection);
     let mut session = Session {
         client,
@@ -62,24 +70,27 @@ pub(super) fn run_client(index: usize, client: &mut Client, options: &BenchOptio
                 }
             }
         }
+        Workload::Populate(slivers) => populate::fill(&mut session, slivers, next),
     }
     session.report.connections = session.client.connections();
     session.report
 }
 
 /// A client making timed calls.
-struct Session<'a> {
+pub(super) struct Session<'a> {
     client: &'a mut Client,
-    options: &'a BenchOptions,
-    /// This client's request (its own node client_id).
+    pub(super) options: &'a BenchOptions,
+    /// This client's lifecycle request (its own node client_id).
     request: String,
-    report: Report,
+    pub(super) report: Report,
 }
 
 impl Session<'_> {
     /// Allocate → Provision → `geni_start` → Status until ready → Delete.
     fn lifecycle(&mut self) -> Result<(), String> {
-        let allocated = self.allocate()?;
+        let options = self.options;
+        let request = self.request.clone();
+        let allocated = self.allocate(&options.slice_urn, &options.credential, &request)?;
         let urn = first_sliver(&allocated)?;
         let urns = Value::Array(vec![s(&urn)]);
         let version = Value::Struct(BTreeMap::from([(
@@ -101,16 +112,16 @@ impl Session<'_> {
     /// Allocate, sent again after a growing pause while the aggregate
     /// refuses it for want of room, for at most the ready timeout: a
     /// deleted sliver's capacity is held until its destroy job has run.
-    fn allocate(&mut self) -> Result<Value, String> {
+    pub(super) fn allocate(
+        &mut self,
+        slice_urn: &str,
+        credential: &str,
+        request: &str,
+    ) -> Result<Value, String> {
         let started = Instant::now();
         let mut pause = FIRST_BACKOFF;
         loop {
-            let args = vec![
-                s(&self.options.slice_urn),
-                self.creds(),
-                s(&self.request),
-                empty(),
-            ];
+            let args = vec![s(slice_urn), credentials(credential), s(request), empty()];
             let started_call = Instant::now();
             match answer_value("Allocate", self.client.call("Allocate", &args)) {
                 Err(failure)
@@ -160,7 +171,11 @@ impl Session<'_> {
 
     /// Calls `method`, records its latency, and returns the envelope's
     /// value when `geni_code` is 0.
-    fn call(&mut self, method: &'static str, params: Vec<Value>) -> Result<Value, Failure> {
+    pub(super) fn call(
+        &mut self,
+        method: &'static str,
+        params: Vec<Value>,
+    ) -> Result<Value, Failure> {
         let started = Instant::now();
         let reply = self.client.call(method, &params);
         self.record(method, started.elapsed());

@@ -2,15 +2,17 @@
 //! against the running aggregate of a configuration — lifecycles, or
 //! GetVersion calls with `--getversion`; on kept-alive connections or a new
 //! one per call with `--new-connection`; in this process or spread over
-//! `--processes` copies of it — and prints per-method latency percentiles,
+//! `--processes` copies of it; or fills it with `--populate` provisioned
+//! slivers in slices of its own — and prints per-method latency percentiles,
 //! the rate, the connections opened and the client's CPU use. The client
 //! files default to the ones `geni-am dev init` writes beside the
 //! configuration.
 
+use crate::bench::populate::SliceCredential;
 use crate::bench::{
     BenchError, BenchOptions, Report, Workload, advertised_sliver_type, cpu, processes, run, wire,
 };
-use crate::cli::dev::pki::{AUTHORITY, SLICE};
+use crate::cli::dev::pki::{self, AUTHORITY, SLICE};
 use crate::config::Config;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -31,12 +33,27 @@ pub struct BenchArgs {
         long,
         value_name = "M",
         default_value_t = 10,
-        conflicts_with = "getversion"
+        conflicts_with_all = ["getversion", "populate"]
     )]
     pub lifecycles: usize,
     /// Call GetVersion instead of running lifecycles, `--calls` times per client.
     #[arg(long)]
     pub getversion: bool,
+    /// Fill the aggregate with this many provisioned slivers instead:
+    /// Allocates of `--nodes-per-request` unbound nodes into slices
+    /// `populate0`, `populate1`… of at most `--slivers-per-slice` (their
+    /// credentials issued by the development authority beside the
+    /// configuration), each Provisioned at once, then Status until no
+    /// provision job is pending. The slivers stay.
+    #[arg(long, value_name = "N", conflicts_with_all = ["getversion", "processes"])]
+    pub populate: Option<usize>,
+    /// Nodes per Allocate of `--populate`.
+    #[arg(long, value_name = "K", default_value_t = 500, requires = "populate")]
+    pub nodes_per_request: usize,
+    /// Most slivers per slice of `--populate` (the aggregate's
+    /// `max_slivers_per_slice` must allow as many).
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "populate")]
+    pub slivers_per_slice: usize,
     /// GetVersion calls each client makes (with `--getversion`).
     #[arg(
         long,
@@ -147,17 +164,21 @@ impl BenchArgs {
         let cert = self.beside(&self.cert, "alice-cert.pem");
         let key = self.beside(&self.key, "alice-key.pem");
         let ca = self.beside(&self.ca, "ca-cert.pem");
-        let workload = if self.getversion {
-            Workload::GetVersion(self.calls)
-        } else {
-            Workload::Lifecycles(self.lifecycles)
+        let workload = match self.populate {
+            _ if self.getversion => Workload::GetVersion(self.calls),
+            Some(slivers) => Workload::Populate(slivers),
+            None => Workload::Lifecycles(self.lifecycles),
         };
         let sliver_type = match (&self.sliver_type, workload) {
             (Some(name), _) => name.clone(),
             (None, Workload::GetVersion(_)) => String::new(),
-            (None, Workload::Lifecycles(_)) => {
+            (None, Workload::Lifecycles(_) | Workload::Populate(_)) => {
                 advertised_sliver_type(&url, &cert, &key, Some(&ca), &credential)?
             }
+        };
+        let slices = match workload {
+            Workload::Populate(slivers) => self.populate_slices(slivers)?,
+            _ => Vec::new(),
         };
         Ok(BenchOptions {
             url,
@@ -176,7 +197,30 @@ impl BenchArgs {
             new_connection: self.new_connection,
             ready_timeout: Duration::from_secs(self.ready_timeout),
             poll_interval: Duration::from_millis(self.poll_ms),
+            slices,
+            nodes_per_request: self.nodes_per_request,
         })
+    }
+
+    /// The slices a `--populate` run of `slivers` needs, each with a
+    /// credential issued by the development authority beside the
+    /// configuration: as many as keep every slice within
+    /// `--slivers-per-slice` when whole requests go to a slice.
+    fn populate_slices(&self, slivers: usize) -> anyhow::Result<Vec<SliceCredential>> {
+        anyhow::ensure!(
+            (1..=self.slivers_per_slice).contains(&self.nodes_per_request),
+            "--nodes-per-request must be between 1 and --slivers-per-slice ({})",
+            self.slivers_per_slice
+        );
+        let requests = slivers.div_ceil(self.nodes_per_request);
+        let per_slice = self.slivers_per_slice / self.nodes_per_request;
+        let dir = self.config.parent().unwrap_or(Path::new("."));
+        (0..requests.div_ceil(per_slice))
+            .map(|n| {
+                let (urn, credential) = pki::slice_credential(dir, &format!("populate{n}"))?;
+                Ok(SliceCredential { urn, credential })
+            })
+            .collect()
     }
 
     /// The client processes of a `--processes` run: this binary with the
@@ -216,6 +260,8 @@ impl BenchArgs {
                     Workload::GetVersion(count) => command
                         .arg("--getversion")
                         .args(["--calls", &count.to_string()]),
+                    // Refused with `--processes` by the arguments.
+                    Workload::Populate(count) => command.args(["--populate", &count.to_string()]),
                 };
                 if options.new_connection {
                     command.arg("--new-connection");
@@ -233,10 +279,8 @@ impl BenchArgs {
 pub fn render(options: &BenchOptions, report: &Report) -> String {
     let workload = options.workload;
     let mut out = format!(
-        "{} clients x {} {} against {}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
-        options.clients,
-        workload.per_client(),
-        workload.unit(),
+        "{} against {}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        workload.describe(options.clients),
         options.url,
         match report.processes {
             0 | 1 => String::new(),
@@ -276,7 +320,7 @@ pub fn render(options: &BenchOptions, report: &Report) -> String {
         report.rate(),
         workload.rate_unit(),
     );
-    if let Workload::Lifecycles(_) = workload {
+    if let Workload::Lifecycles(_) | Workload::Populate(_) = workload {
         out += &format!(
             "{} Allocate calls refused for no room and sent again\n",
             report.no_room_retries

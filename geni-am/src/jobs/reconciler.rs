@@ -4,17 +4,24 @@
 //! those of deleted slivers whose jobs are still queued or running are
 //! left to their destroy job, without a word. Provisioned slivers
 //! whose VM vanished from the backend become `geni_failed` (unless a job
-//! changed them since they were read).
+//! changed them since they were read). The live slivers are read a page
+//! at a time: an aggregate of a hundred thousand slivers held them all at
+//! once, some 200 MB, every round (docs/PERFORMANCE.md, "Memory: a hundred
+//! thousand slivers").
 
 use super::error::JobError;
 use super::{Context, StopSignal};
 use crate::model::{AllocationState, OperationalState};
-use crate::store::slivers::Observation;
+use crate::store::slivers::{Observation, SliverRow};
 use chrono::Utc;
 use geni_am_backend::Compute as _;
-use geni_am_backend::TaggedVm;
+use geni_am_backend::{TaggedVm, VmHandle, VmState};
 use std::collections::HashSet;
+use std::ops::Range;
 use std::time::Duration;
+
+/// Live slivers read at a time.
+const PAGE: usize = 500;
 
 /// Reconciles at start and then every `reconcile_interval_secs` until stopped.
 pub fn run(cx: &Context, signal: &StopSignal) {
@@ -32,65 +39,94 @@ pub fn run(cx: &Context, signal: &StopSignal) {
     }
 }
 
-/// One comparison. The slivers are read before the VMs are listed (a
-/// sliver that had a VM then must still have it) and again after (a VM
-/// listed belongs to a sliver that was live then, unless it is an orphan).
+/// One comparison. The VMs are listed, then the live slivers read page by
+/// page: a VM listed belongs to a sliver that was live then, unless it is
+/// an orphan. A provisioned sliver with a VM that is not listed may have
+/// got it after the listing, so it is judged vanished only once the
+/// backend says that VM is gone.
 fn reconcile_once(cx: &Context) -> Result<(), JobError> {
-    let before = cx.store.live_slivers()?;
     let busy = cx.store.slivers_with_pending_jobs()?;
-    let vms = cx.backend.list_vms()?;
-    let listed: HashSet<&str> = vms.iter().map(|vm| vm.tag.as_str()).collect();
-    let now = Utc::now();
-    for sliver in &before {
-        let vanished = sliver.allocation_state == AllocationState::Provisioned
-            && sliver.operational_state != OperationalState::Failed
-            && !busy.contains(&sliver.urn)
-            && sliver.annotations.value().backend_id.clone().is_some()
-            && !listed.contains(sliver.urn.as_str());
-        if vanished {
-            let observation = Observation {
-                state: OperationalState::Failed,
-                error: format!("the VM disappeared from the {}", cx.backend.name()),
-                annotations: None,
-            };
-            if cx.store.record_observation(sliver, &observation, now)? {
-                tracing::warn!(sliver = %sliver.urn, "{}", observation.error);
+    let mut vms = cx.backend.list_vms()?;
+    vms.sort_unstable_by(|a, b| a.tag.cmp(&b.tag));
+    let mut owned = vec![false; vms.len()];
+    let mut after: Option<String> = None;
+    loop {
+        let page = cx.store.live_slivers_page(after.as_deref(), PAGE)?;
+        for sliver in &page {
+            let listed = listed(&vms, &sliver.urn);
+            let unlisted = listed.is_empty();
+            owned[listed].fill(true);
+            if unlisted && !busy.contains(&sliver.urn) {
+                fail_if_vanished(cx, sliver)?;
             }
         }
+        match page.last() {
+            Some(last) if page.len() == PAGE => after = Some(last.urn.clone()),
+            _ => break,
+        }
     }
-    let live: HashSet<String> = cx
-        .store
-        .live_slivers()?
-        .into_iter()
-        .map(|s| s.urn)
-        .collect();
     // Jobs pending before the VMs were listed or after the slivers were
-    // read again: a Delete between the two reads queued its destroy after
-    // the first.
+    // read: a Delete between the two reads queued its destroy after the
+    // first.
     let mut pending = busy;
     pending.extend(cx.store.slivers_with_pending_jobs()?);
-    for vm in leaks(&vms, &live, &pending) {
+    for vm in leaks(&vms, &owned, &pending) {
         tracing::warn!(vm = %vm.handle.0, tag = %vm.tag, "destroying a VM no live sliver owns");
         cx.backend.destroy(&vm.handle)?;
     }
     Ok(())
 }
 
-/// The VMs of `vms` that are leaks: owned by no `live` sliver, and not
-/// the VM of a deleted sliver whose jobs are `pending` (its destroy job is
-/// queued, or a job still running will be followed by it).
+/// The indexes of the VMs of `vms` (sorted by tag) tagged `urn`.
+fn listed(vms: &[TaggedVm], urn: &str) -> Range<usize> {
+    let first = vms.partition_point(|vm| vm.tag.as_str() < urn);
+    let end = vms.partition_point(|vm| vm.tag.as_str() <= urn);
+    first..end
+}
+
+/// Records `sliver` as failed if it is provisioned, not failed, had a VM,
+/// and the backend says that VM is gone.
+fn fail_if_vanished(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
+    let candidate = sliver.allocation_state == AllocationState::Provisioned
+        && sliver.operational_state != OperationalState::Failed;
+    let Some(id) = sliver.annotations.value().backend_id.clone() else {
+        return Ok(());
+    };
+    if !candidate || cx.backend.observe(&VmHandle(id))?.state != VmState::Gone {
+        return Ok(());
+    }
+    let observation = Observation {
+        state: OperationalState::Failed,
+        error: format!("the VM disappeared from the {}", cx.backend.name()),
+        annotations: None,
+    };
+    if cx
+        .store
+        .record_observation(sliver, &observation, Utc::now())?
+    {
+        tracing::warn!(sliver = %sliver.urn, "{}", observation.error);
+    }
+    Ok(())
+}
+
+/// The VMs of `vms` that are leaks: not `owned` by a live sliver (by
+/// index), and not the VM of a deleted sliver whose jobs are `pending`
+/// (its destroy job is queued, or a job still running will be followed by
+/// it).
 fn leaks<'a>(
     vms: &'a [TaggedVm],
-    live: &'a HashSet<String>,
+    owned: &'a [bool],
     pending: &'a HashSet<String>,
 ) -> impl Iterator<Item = &'a TaggedVm> {
     vms.iter()
-        .filter(|vm| !live.contains(&vm.tag) && !pending.contains(&vm.tag))
+        .zip(owned)
+        .filter(|(vm, owned)| !**owned && !pending.contains(&vm.tag))
+        .map(|(vm, _)| vm)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::leaks;
+    use super::{leaks, listed};
     use geni_am_backend::{TaggedVm, VmHandle};
     use std::collections::HashSet;
 
@@ -112,9 +148,9 @@ mod tests {
             vm("2", "urn:deleted-destroy-queued"),
             vm("3", "urn:forgotten"),
         ];
-        let live = set(&["urn:live"]);
+        let owned = [true, false, false];
         let pending = set(&["urn:deleted-destroy-queued"]);
-        let found: Vec<&str> = leaks(&vms, &live, &pending)
+        let found: Vec<&str> = leaks(&vms, &owned, &pending)
             .map(|vm| vm.handle.0.as_str())
             .collect();
         assert_eq!(found, ["3"]);
@@ -123,6 +159,21 @@ mod tests {
     #[test]
     fn a_deleted_slivers_vm_is_a_leak_once_its_jobs_are_over() {
         let vms = [vm("2", "urn:deleted")];
-        assert_eq!(leaks(&vms, &set(&[]), &set(&[])).count(), 1);
+        assert_eq!(leaks(&vms, &[false], &set(&[])).count(), 1);
+    }
+
+    #[test]
+    fn the_vms_of_a_sliver_are_found_in_the_vms_sorted_by_tag() {
+        let vms = [
+            vm("1", "urn:a"),
+            vm("2", "urn:b"),
+            vm("3", "urn:b"),
+            vm("4", "urn:c"),
+        ];
+        assert_eq!(listed(&vms, "urn:b"), 1..3, "both VMs carrying its tag");
+        assert_eq!(listed(&vms, "urn:a"), 0..1);
+        assert!(listed(&vms, "urn:bb").is_empty());
+        assert!(listed(&vms, "urn:d").is_empty());
+        assert!(listed(&[], "urn:a").is_empty());
     }
 }

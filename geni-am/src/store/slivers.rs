@@ -175,11 +175,15 @@ pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>>
         .load(conn)?)
 }
 
-/// Every sliver holding resources.
-pub fn live(conn: &mut Conn) -> StoreResult<Vec<SliverRow>> {
+/// At most `limit` slivers holding resources, in URN order, those after
+/// `after` (from the first when `None`): every live sliver is read a page
+/// at a time, so that a reader of all of them never holds them all.
+pub fn live_page(conn: &mut Conn, after: Option<&str>, limit: i64) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
         .filter(super::filters::live_sliver())
-        .order((slivers::created_at, slivers::urn))
+        .filter(slivers::urn.gt(after.unwrap_or_default()))
+        .order(slivers::urn)
+        .limit(limit)
         .load(conn)?)
 }
 
@@ -498,9 +502,15 @@ impl Store {
         self.read(|conn| find(conn, urn))
     }
 
-    /// Every live sliver (for the poller and the reconciler).
-    pub fn live_slivers(&self) -> StoreResult<Vec<SliverRow>> {
-        self.read(live)
+    /// A page of the live slivers in URN order (see [`live_page`]; for
+    /// the reconciler).
+    pub fn live_slivers_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<SliverRow>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(|conn| live_page(conn, after, limit))
     }
 
     /// Provisioned slivers waiting for the backend with no job pending.

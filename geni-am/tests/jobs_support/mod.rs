@@ -176,7 +176,11 @@ impl Harness {
         kind: CloudKind,
     ) -> Harness {
         let store = Store::open(url, 8).unwrap();
-        let cloud = Arc::new(SimulatedCloud::new(&sim_config(), AUTHORITY).unwrap());
+        let cloud = Arc::new(
+            SimulatedCloud::new(&sim_config(), AUTHORITY)
+                .unwrap()
+                .keeping_specs(),
+        );
         let (onesim, backend): (_, Arc<dyn Compute>) = match kind {
             CloudKind::Simulated => (None, cloud.clone()),
             CloudKind::OpenNebula => {
@@ -208,7 +212,11 @@ impl Harness {
             create_delay_ms: millis,
             ..sim_config()
         };
-        self.cloud = Arc::new(SimulatedCloud::new(&config, AUTHORITY).unwrap());
+        self.cloud = Arc::new(
+            SimulatedCloud::new(&config, AUTHORITY)
+                .unwrap()
+                .keeping_specs(),
+        );
         self.backend = self.cloud.clone();
     }
 

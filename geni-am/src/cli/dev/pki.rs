@@ -159,6 +159,23 @@ pub fn init(options: &InitOptions) -> Result<DevPki> {
     })
 }
 
+/// A slice `name` of the development authority whose files are in `dir`
+/// (written by [`init`]), with a credential for its user: the slice URN
+/// and the credential (XML). Load runs make many slices this way.
+pub fn slice_credential(dir: &Path, name: &str) -> Result<(String, String)> {
+    let ca = Authority::from(Identity::read_pem(
+        &dir.join("ca-cert.pem"),
+        &dir.join("ca-key.pem"),
+    )?);
+    let user = Identity::read_pem(
+        &dir.join(format!("{USER}-cert.pem")),
+        &dir.join(format!("{USER}-key.pem")),
+    )?;
+    let slice = ca.slice(name)?;
+    let xml = credential(&ca, &user, &slice.chain())?;
+    Ok((slice.urn().to_string(), xml))
+}
+
 /// A credential for `owner` over `target` with every default privilege,
 /// signed by the authority.
 fn credential(
