@@ -95,6 +95,9 @@ pub struct BenchOptions {
     pub ready_timeout: Duration,
     /// Pause between Status polls.
     pub poll_interval: Duration,
+    /// Lifecycles per second offered by all the clients together, when
+    /// the load is open ([`session`] paces each client's starts).
+    pub rate: Option<f64>,
     /// The slices a populate run spreads its slivers over.
     pub slices: Vec<populate::SliceCredential>,
     /// Nodes per Allocate of a populate run.
@@ -229,7 +232,7 @@ pub fn run(options: &BenchOptions) -> Result<Report, BenchError> {
             .map(|(i, mut client)| {
                 let index = options.first_client + i;
                 let next = &next;
-                scope.spawn(move || run_client(index, &mut client, options, next))
+                scope.spawn(move || run_client(index, &mut client, options, next, started))
             })
             .collect();
         let mut report = Report::default();

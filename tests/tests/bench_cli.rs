@@ -5,7 +5,8 @@
 //! again and counted; GetVersion runs make exactly the calls asked for, on
 //! one connection per call with `--new-connection`, `--processes`
 //! merges its client processes' calls into one report, and `--populate`
-//! leaves the slivers asked for provisioned in slices of their own.
+//! leaves the slivers asked for provisioned in slices of their own;
+//! `--rate` starts the lifecycles on a schedule (an open load).
 
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::database::Store;
@@ -298,4 +299,46 @@ fn populate_provisions_the_slivers_asked_for_in_slices_of_their_own() {
         ],
         "{slices:#}"
     );
+}
+
+#[test]
+fn rate_starts_each_client_lifecycle_on_its_schedule() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    let started = std::time::Instant::now();
+    // Two clients, two lifecycles each, one offered per second: the fourth
+    // (slot 3) may not start before 3 s into the run.
+    let report = bench_with(
+        aggregate.config(),
+        &["--clients", "2", "--lifecycles", "2", "--rate", "1"],
+    );
+    let elapsed = started.elapsed();
+    assert!(report.contains(", 1 lifecycles/s offered"), "{report}");
+    assert!(
+        report.contains("4 lifecycles completed, 0 failed"),
+        "{report}"
+    );
+    assert!(
+        elapsed >= std::time::Duration::from_secs(3),
+        "the last lifecycle started before its slot: {elapsed:?}"
+    );
+}
+
+#[test]
+fn rate_must_be_a_positive_number() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    for rate in ["0", "-5", "NaN"] {
+        let output = Command::new(geni_am_tests::geni_am_bin())
+            .arg("bench")
+            .arg("--config")
+            .arg(aggregate.config())
+            .arg(format!("--rate={rate}"))
+            .output()
+            .expect("geni-am bench runs");
+        assert_eq!(output.status.code(), Some(2), "--rate {rate}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--rate must be a positive number"),
+            "--rate {rate}: {stderr}"
+        );
+    }
 }

@@ -38,13 +38,15 @@ impl From<Failure> for String {
     }
 }
 
-/// The calls of client number `index`, on `client`; the clients of a
-/// populate run take its requests from `next`.
+/// The calls of client number `index`, on `client`, in a run that
+/// started at `started`; the clients of a populate run take its requests
+/// from `next`.
 pub(super) fn run_client(
     index: usize,
     client: &mut Client,
     options: &BenchOptions,
     next: &AtomicUsize,
+    started: Instant,
 ) -> Report {
     client.set_keep_alive(!options.new_connection);
     let mut session = Session {
@@ -55,7 +57,11 @@ pub(super) fn run_client(
     };
     match options.workload {
         Workload::Lifecycles(count) => {
-            for _ in 0..count {
+            for k in 0..count {
+                if let Some(rate) = options.rate {
+                    let slot = k * options.clients + (index - options.first_client);
+                    wait_until(started + Duration::from_secs_f64(slot as f64 / rate));
+                }
                 match session.lifecycle() {
                     Ok(()) => session.report.completed += 1,
                     Err(failure) => session.report.failures.push(failure),
@@ -74,6 +80,13 @@ pub(super) fn run_client(
     }
     session.report.connections = session.client.connections();
     session.report
+}
+
+/// Sleeps until `when`, at once when it is past.
+fn wait_until(when: Instant) {
+    if let Some(wait) = when.checked_duration_since(Instant::now()) {
+        std::thread::sleep(wait);
+    }
 }
 
 /// A client making timed calls.

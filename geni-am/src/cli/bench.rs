@@ -36,6 +36,13 @@ pub struct BenchArgs {
         conflicts_with_all = ["getversion", "populate"]
     )]
     pub lifecycles: usize,
+    /// Lifecycles per second offered by all the clients together (an open
+    /// load): client i starts its k-th lifecycle (k × clients + i) / R
+    /// seconds after the run's start, or at once when it is behind that;
+    /// without it each client starts its next lifecycle as soon as its last
+    /// one ended, so the offered load follows the answers' latency.
+    #[arg(long, value_name = "R", conflicts_with_all = ["getversion", "populate", "processes"])]
+    pub rate: Option<f64>,
     /// Call GetVersion instead of running lifecycles, `--calls` times per client.
     #[arg(long)]
     pub getversion: bool,
@@ -160,6 +167,12 @@ impl BenchArgs {
             "--processes must be between 1 and --clients ({})",
             self.clients
         );
+        if let Some(rate) = self.rate {
+            anyhow::ensure!(
+                rate.is_finite() && rate > 0.0,
+                "--rate must be a positive number of lifecycles per second"
+            );
+        }
         let url = config.server.api_url(3);
         let cert = self.beside(&self.cert, "alice-cert.pem");
         let key = self.beside(&self.key, "alice-key.pem");
@@ -197,6 +210,7 @@ impl BenchArgs {
             new_connection: self.new_connection,
             ready_timeout: Duration::from_secs(self.ready_timeout),
             poll_interval: Duration::from_millis(self.poll_ms),
+            rate: self.rate,
             slices,
             nodes_per_request: self.nodes_per_request,
         })
@@ -279,7 +293,7 @@ impl BenchArgs {
 pub fn render(options: &BenchOptions, report: &Report) -> String {
     let workload = options.workload;
     let mut out = format!(
-        "{} against {}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "{} against {}{}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         workload.describe(options.clients),
         options.url,
         match report.processes {
@@ -291,6 +305,10 @@ pub fn render(options: &BenchOptions, report: &Report) -> String {
         } else {
             ", connections kept alive"
         },
+        options
+            .rate
+            .map(|rate| format!(", {rate} lifecycles/s offered"))
+            .unwrap_or_default(),
         "method",
         "calls",
         "mean ms",
