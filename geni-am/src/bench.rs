@@ -17,7 +17,7 @@ pub mod wire;
 use crate::client::{Client, ClientError};
 use geni_xmlrpc::Value;
 pub use session::ALLOCATE_NO_ROOM;
-use session::{answer_value, credentials, rspec_version, run_client};
+use session::{Session, answer_value, credentials, rspec_version};
 use stats::Latencies;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -210,6 +210,25 @@ fn first_sliver_type(advertisement: &str) -> Option<String> {
     root.nodes()
         .filter(|node| node.available_now() != Some(false))
         .find_map(|node| Some(node.sliver_type()?.name()?.into_owned()))
+}
+
+/// The calls of client number `index`, on `client`, in a run that
+/// started at `started`; the clients of a populate run take its requests
+/// from `next`.
+fn run_client(
+    index: usize,
+    client: &mut Client,
+    options: &BenchOptions,
+    next: &AtomicUsize,
+    started: Instant,
+) -> Report {
+    let mut session = Session::new(index, client, options);
+    match options.workload {
+        Workload::Lifecycles(count) => session.lifecycles(index, count, started),
+        Workload::GetVersion(count) => session.getversion(count),
+        Workload::Populate(slivers) => populate::fill(&mut session, slivers, next),
+    }
+    session.into_report()
 }
 
 /// Runs `options.clients` clients as threads of this process and gathers

@@ -1,14 +1,13 @@
 //! One client's timed calls: full AM API v3 lifecycles (Allocate →
 //! Provision → `geni_start` → Status until `geni_ready` → Delete), an
 //! Allocate refused for want of room retried with backoff, a run of
-//! GetVersion calls, or its share of a [`super::populate`] run; and the
-//! envelope helpers they share.
+//! GetVersion calls; the session in which a client of a populate run
+//! makes its calls; and the envelope helpers they share.
 
-use super::{BenchOptions, Report, Workload, populate};
+use super::{BenchOptions, Report};
 use crate::client::{Client, ClientError};
 use geni_xmlrpc::Value;
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 /// The GENI code of a refusal for want of capacity, `INSUFFICIENT_NODES`
@@ -38,48 +37,50 @@ impl From<Failure> for String {
     }
 }
 
-/// The calls of client number `index`, on `client`, in a run that
-/// started at `started`; the clients of a populate run take its requests
-/// from `next`.
-pub(super) fn run_client(
-    index: usize,
-    client: &mut Client,
-    options: &BenchOptions,
-    next: &AtomicUsize,
-    started: Instant,
-) -> Report {
-    client.set_keep_alive(!options.new_connection);
-    let mut session = Session {
-        client,
-        options,
-        request: request(&options.sliver_type, &format!("bench{index}")),
-        report: Report::default(),
-    };
-    match options.workload {
-        Workload::Lifecycles(count) => {
-            for k in 0..count {
-                if let Some(rate) = options.rate {
-                    let slot = k * options.clients + (index - options.first_client);
-                    wait_until(started + Duration::from_secs_f64(slot as f64 / rate));
-                }
-                match session.lifecycle() {
-                    Ok(()) => session.report.completed += 1,
-                    Err(failure) => session.report.failures.push(failure),
-                }
-            }
+impl<'a> Session<'a> {
+    /// Client number `index`, calling on `client`.
+    pub(super) fn new(index: usize, client: &'a mut Client, options: &'a BenchOptions) -> Self {
+        client.set_keep_alive(!options.new_connection);
+        Session {
+            client,
+            options,
+            request: request(&options.sliver_type, &format!("bench{index}")),
+            report: Report::default(),
         }
-        Workload::GetVersion(count) => {
-            for _ in 0..count {
-                match session.call("GetVersion", vec![empty()]) {
-                    Ok(_) => session.report.completed += 1,
-                    Err(failure) => session.report.failures.push(failure.into()),
-                }
-            }
-        }
-        Workload::Populate(slivers) => populate::fill(&mut session, slivers, next),
     }
-    session.report.connections = session.client.connections();
-    session.report
+
+    /// `count` lifecycles of client number `index`, each started on its
+    /// schedule when the run (which started at `started`) has a rate.
+    pub(super) fn lifecycles(&mut self, index: usize, count: usize, started: Instant) {
+        let options = self.options;
+        for k in 0..count {
+            if let Some(rate) = options.rate {
+                let slot = k * options.clients + (index - options.first_client);
+                wait_until(started + Duration::from_secs_f64(slot as f64 / rate));
+            }
+            match self.lifecycle() {
+                Ok(()) => self.report.completed += 1,
+                Err(failure) => self.report.failures.push(failure),
+            }
+        }
+    }
+
+    /// `count` GetVersion calls.
+    pub(super) fn getversion(&mut self, count: usize) {
+        for _ in 0..count {
+            match self.call("GetVersion", vec![empty()]) {
+                Ok(_) => self.report.completed += 1,
+                Err(failure) => self.report.failures.push(failure.into()),
+            }
+        }
+    }
+
+    /// What this client measured, with the connections it opened.
+    pub(super) fn into_report(self) -> Report {
+        let mut report = self.report;
+        report.connections = self.client.connections();
+        report
+    }
 }
 
 /// Sleeps until `when`, at once when it is past.
