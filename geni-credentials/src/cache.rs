@@ -79,9 +79,13 @@ impl<K: Hash + Eq + Clone, V: Clone> BoundedCache<K, V> {
     }
 
     /// How many entries are stored.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().slots.len()
+    }
+
+    /// Whether nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Locks the map; every update leaves it consistent before anything

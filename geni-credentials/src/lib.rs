@@ -41,6 +41,7 @@ mod trust;
 mod urn;
 pub mod xmldsig;
 
+pub use cache::{BoundedCache, DEFAULT_CAPACITY};
 pub use cert::{
     Algorithms as CertAlgorithms, CertError, GeniCert, LegacyFeature, MAX_CERT_INPUT,
     MAX_CHAIN_LEN, MIN_MODERN_RSA_BITS, chain_to_pem, parse_chain,

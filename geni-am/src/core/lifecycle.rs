@@ -304,7 +304,7 @@ impl Aggregate {
         selector: &Selector,
     ) -> Result<Vec<SliverInfo>, CoreError> {
         let now = self.now();
-        let deleted: Vec<SliverInfo> = self.store.write(|conn| {
+        self.store.write(|conn| {
             let selection = self.changeable(conn, selector, now)?;
             selection
                 .slivers
@@ -314,9 +314,7 @@ impl Aggregate {
                     Ok(slivers::unallocate(conn, row, EventKind::Delete, &detail, now)?.info())
                 })
                 .collect::<Result<_, CoreError>>()
-        })?;
-        self.owners.forget(deleted.iter().map(|s| s.urn.as_str()));
-        Ok(deleted)
+        })
     }
 
     /// Operator emergency stop: the slice is marked shut down (later

@@ -6,42 +6,34 @@
 //! and a call naming them needs no read transaction before its own.
 
 use super::{Aggregate, CoreError};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use geni_credentials::BoundedCache;
+use std::sync::Arc;
 
-/// Most slivers remembered; the memory is forgotten all at once when a
-/// new one would exceed it (each costs about 150 bytes).
+/// Most slivers remembered (each costs about 150 bytes); past it, the
+/// least recently named are forgotten first.
 const MOST: usize = 10_000;
 
 /// The slice of each sliver remembered, by sliver URN.
-#[derive(Debug, Default)]
-pub(super) struct Owners(Mutex<HashMap<String, Arc<str>>>);
+pub(super) struct Owners(BoundedCache<String, Arc<str>>);
+
+impl Default for Owners {
+    fn default() -> Self {
+        Owners(BoundedCache::new(MOST))
+    }
+}
 
 impl Owners {
     /// Remembers that the slivers `urns` belong to `slice`.
     pub(super) fn record<'a>(&self, slice: &str, urns: impl IntoIterator<Item = &'a str>) {
         let slice: Arc<str> = slice.into();
-        let mut known = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         for urn in urns {
-            if known.len() >= MOST {
-                known.clear();
-            }
-            known.insert(urn.to_owned(), Arc::clone(&slice));
-        }
-    }
-
-    /// Forgets the slivers `urns` (deleted: seldom named again).
-    pub(super) fn forget<'a>(&self, urns: impl IntoIterator<Item = &'a str>) {
-        let mut known = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        for urn in urns {
-            known.remove(urn);
+            self.0.insert(urn.to_owned(), Arc::clone(&slice));
         }
     }
 
     /// The slice of `urn`, if remembered.
     fn of(&self, urn: &str) -> Option<Arc<str>> {
-        let known = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        known.get(urn).cloned()
+        self.0.get(&urn.to_owned())
     }
 }
 
@@ -84,16 +76,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slivers_are_remembered_until_forgotten_and_the_memory_is_bounded() {
+    fn slivers_are_remembered_and_the_memory_is_bounded() {
         let owners = Owners::default();
         owners.record("slice-a", ["s1", "s2"]);
         assert_eq!(owners.of("s1").as_deref(), Some("slice-a"));
-        owners.forget(["s1"]);
-        assert_eq!(owners.of("s1"), None);
         assert_eq!(owners.of("s2").as_deref(), Some("slice-a"));
+        assert_eq!(owners.of("s3"), None);
         let many: Vec<String> = (0..MOST + 1).map(|i| format!("x{i}")).collect();
         owners.record("slice-b", many.iter().map(String::as_str));
-        let held = owners.0.lock().unwrap().len();
+        let held = owners.0.len();
         assert!(held <= MOST, "{held} remembered");
         assert_eq!(owners.of(&many[MOST]).as_deref(), Some("slice-b"));
     }
