@@ -47,7 +47,7 @@ pub use cert::{
     MAX_CHAIN_LEN, MIN_MODERN_RSA_BITS, chain_to_pem, parse_chain,
 };
 pub use refusal::RefusalKind;
-pub use trust::{TrustError, TrustLoadError, TrustStore, VerifiedChain};
+pub use trust::{PresentedChain, TrustError, TrustLoadError, TrustStore, VerifiedChain};
 pub use urn::{Urn, UrnError, UrnType, publicid_to_urn, urn_to_publicid};
 
 /// The shared corpus of real GENI data, for tests.
