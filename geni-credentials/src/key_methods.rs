@@ -15,6 +15,14 @@
 //! signature algorithms allowed) is unchanged. OpenSSL 3.2 and later keep
 //! the decoder contexts they build, and there the engine is not
 //! registered.
+//!
+//! Keys read from PEM or DER private-key files stay with their provider
+//! and then sign through the built-in methods: TLS handshakes and
+//! messages (`EVP_DigestSign`) work, but OpenSSL 3.0 cannot sign an X.509
+//! structure (a certificate) so, since it asks the signing context for the
+//! algorithm identifier as a provider parameter. A process that issues
+//! certificates must not register the engine: `geni-am serve` registers
+//! it, the commands that issue certificates do not.
 
 use crate::openssl_glue;
 use std::sync::OnceLock;

@@ -2,7 +2,9 @@
 //! (`geni_credentials::key_methods`, a choice for the whole process, hence
 //! a test binary of its own): certificate keys read afterwards are decoded
 //! without a provider, and chains, signatures and TLS handshakes verify
-//! and refuse as before. Every test registers them first.
+//! and refuse as before, signed with keys read from PEM files as a server
+//! reads its own (which OpenSSL keeps with its provider). Every test
+//! registers them first.
 
 #![allow(unsafe_code)]
 
@@ -12,7 +14,7 @@ use geni_credentials::devca::{Authority, Identity, KeyType};
 use geni_credentials::key_methods::use_builtin_key_methods;
 use geni_credentials::{GeniCert, TrustStore, parse_chain};
 use openssl::hash::MessageDigest;
-use openssl::pkey::{PKeyRef, Public};
+use openssl::pkey::{PKey, PKeyRef, Private, Public};
 use openssl::sign::{Signer, Verifier};
 use openssl::ssl::{SslAcceptor, SslConnector, SslMethod, SslVerifyMode};
 use openssl::x509::store::X509StoreBuilder;
@@ -33,6 +35,11 @@ fn rebuilds_decoders() -> bool {
 /// `identity`'s chain read again, so that its keys are decoded now.
 fn reread(identity: &Identity) -> Vec<GeniCert> {
     parse_chain(identity.chain_pem().as_bytes()).unwrap()
+}
+
+/// `identity`'s private key read again from PEM, as a server reads its own.
+fn reread_key(identity: &Identity) -> PKey<Private> {
+    PKey::private_key_from_pem(identity.key_pem().unwrap().as_bytes()).unwrap()
 }
 
 fn is_provided(key: &PKeyRef<Public>) -> bool {
@@ -75,7 +82,8 @@ fn signatures_verify_and_a_changed_message_is_refused_for_rsa_and_ec_keys() {
         .server_with_key("am", &["localhost"], KeyType::EcdsaP256)
         .unwrap();
     for identity in [rsa, ec] {
-        let mut signer = Signer::new(MessageDigest::sha256(), identity.key()).unwrap();
+        let private = reread_key(&identity);
+        let mut signer = Signer::new(MessageDigest::sha256(), &private).unwrap();
         let signature = signer.sign_oneshot_to_vec(b"GetVersion").unwrap();
         let key = reread(&identity)[0].x509().public_key().unwrap();
         let verifies = |message: &[u8]| {
@@ -102,13 +110,13 @@ fn handshake(root: &Authority, server_key: KeyType, client: &Identity) -> bool {
         .unwrap();
     let mut server = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).unwrap();
     server.set_certificate(am.cert().x509()).unwrap();
-    server.set_private_key(am.key()).unwrap();
+    server.set_private_key(&reread_key(&am)).unwrap();
     server.set_cert_store(trusting());
     server.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
     let server = server.build();
     let mut connector = SslConnector::builder(SslMethod::tls_client()).unwrap();
     connector.set_certificate(client.cert().x509()).unwrap();
-    connector.set_private_key(client.key()).unwrap();
+    connector.set_private_key(&reread_key(client)).unwrap();
     connector.set_cert_store(trusting());
     let connector = connector.build();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
