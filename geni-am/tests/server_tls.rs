@@ -5,18 +5,22 @@
 //! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
 //! faults readable by XML-RPC clients, keep-alive) behaves. The server
 //! key may be RSA or ECDSA P-256, the server sends its chain without the
-//! root, and sessions resume (TLS 1.2 and 1.3) with the caller still known.
+//! root, sessions resume (TLS 1.2 and 1.3) with the caller still known, and
+//! server and client read each other's flights at once (read-ahead).
 
 use geni_am::api::ApiVersion;
 use geni_am::client::{Client, ClientError};
-use geni_am::config::ServerConfig;
+use geni_am::config::{ServerConfig, TlsIdentity};
 use geni_am::server::{self, Dispatch, Handler, RunningServer};
 use geni_credentials::devca::{Authority, Defect, Identity, KeyType};
 use geni_credentials::{TrustStore, VerifiedChain};
 use geni_xmlrpc::{Call, Fault, Reply, Value, as_str, fault_code, member};
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Answers `Echo` with the API version, the caller URN and the chain length.
 struct Echo;
@@ -172,7 +176,7 @@ fn server_chain_sent(setup: &Setup) -> usize {
     let alice = setup.root.user("alice").unwrap();
     let (cert, key) = setup.files(&alice, "alice");
     let client = openssl_client(setup, (&cert, &key), SslVersion::TLS1_3);
-    let tcp = std::net::TcpStream::connect(setup.server.addr).unwrap();
+    let tcp = TcpStream::connect(setup.server.addr).unwrap();
     let tls = client.connect("localhost", tcp).unwrap();
     tls.ssl().peer_cert_chain().map_or(0, |chain| chain.len())
 }
@@ -202,7 +206,7 @@ fn echo_with_session(
         // context to the same server.
         unsafe { ssl.set_session(session).unwrap() };
     }
-    let tcp = std::net::TcpStream::connect(setup.server.addr).unwrap();
+    let tcp = TcpStream::connect(setup.server.addr).unwrap();
     let mut tls = openssl::ssl::SslStream::new(ssl, tcp).unwrap();
     tls.connect().unwrap();
     let body = "<methodCall><methodName>Echo</methodName><params/></methodCall>";
@@ -302,7 +306,7 @@ fn call_without_certificate(addr: std::net::SocketAddr) -> Result<String, String
     use std::io::{Read, Write};
     let mut builder = SslConnector::builder(SslMethod::tls_client()).unwrap();
     builder.set_verify(SslVerifyMode::NONE);
-    let tcp = std::net::TcpStream::connect(addr).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
     let mut tls = builder
         .build()
         .connect("localhost", tcp)
@@ -370,6 +374,71 @@ fn stopping_the_server_refuses_new_connections() {
     let addr = setup.server.addr;
     let Setup { server, dir, .. } = setup;
     server.stop();
-    assert!(std::net::TcpStream::connect(addr).is_err());
+    assert!(TcpStream::connect(addr).is_err());
     drop(dir);
+}
+
+/// A TCP stream that counts the reads made on it.
+#[derive(Debug)]
+struct Counted {
+    tcp: TcpStream,
+    reads: Arc<AtomicUsize>,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+#[test]
+fn server_and_client_read_a_flight_at_once_not_a_record_at_a_time() {
+    let root = Authority::root("geni-am.test", "sa").unwrap();
+    let mut trust = TrustStore::new();
+    trust.add_root(root.cert().clone());
+    let am = root.server("am", &["localhost"]).unwrap();
+    let identity = TlsIdentity {
+        chain: am.chain().iter().map(|cert| cert.x509().clone()).collect(),
+        key: am.key().clone(),
+    };
+    let server = server::tls::acceptor(&identity, &Arc::new(trust))
+        .unwrap()
+        .build();
+    let dir = tempfile::tempdir().unwrap();
+    let alice = root.user("alice").unwrap();
+    let (cert, key) = alice.write_pem(dir.path(), "alice").unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let url = format!("https://localhost:{}/am/3", addr.port());
+    let client = Client::new(&url, &cert, &key, None).unwrap();
+    let (client_reads, server_reads) = (Arc::default(), Arc::default());
+    let counted = Counted {
+        tcp: TcpStream::connect(addr).unwrap(),
+        reads: Arc::clone(&client_reads),
+    };
+    let connecting = std::thread::spawn(move || client.handshake(counted).map(drop));
+    let (tcp, _) = listener.accept().unwrap();
+    let reads = Arc::clone(&server_reads);
+    server.accept(Counted { tcp, reads }).unwrap();
+    connecting.join().unwrap().unwrap();
+    // A record read on its own takes two reads (its header, then its
+    // body): the client's second flight has four records, the
+    // server's flight seven.
+    let (server_reads, client_reads) = (
+        server_reads.load(Ordering::Relaxed),
+        client_reads.load(Ordering::Relaxed),
+    );
+    assert!(server_reads <= 3, "the server read {server_reads} times");
+    assert!(client_reads <= 3, "the client read {client_reads} times");
 }

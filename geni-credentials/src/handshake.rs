@@ -12,20 +12,23 @@
 //! connection's verification parameters (purpose, depth, security level,
 //! verify callback) are the server's and the same for every handshake.
 //! The server's own check after the handshake (the GENI rules, with
-//! [`TrustStore::verify_x509`]) is not replaced.
+//! [`TrustStore::verify_presented`]) is not replaced; it is given the
+//! chain the handshake received with the keys computed for it
+//! ([`presented_chain`]), so a connection encodes and hashes its
+//! certificates once.
 
 use crate::cache::{BoundedCache, DEFAULT_CAPACITY};
 use crate::openssl_glue;
-use crate::trust::{TrustStore, chain_key};
+use crate::trust::{PresentedChain, TrustStore};
 use openssl::asn1::{Asn1Time, Asn1TimeRef};
 use openssl::error::ErrorStack;
 use openssl::ex_data::Index;
-use openssl::ssl::{ClientHelloResponse, Ssl, SslContextBuilder};
+use openssl::ssl::{ClientHelloResponse, Ssl, SslContextBuilder, SslRef};
 use openssl::stack::StackRef;
 use openssl::x509::store::{X509Store, X509StoreBuilder};
 use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509, X509StoreContext, X509StoreContextRef};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A chain OpenSSL accepted: the roots' generation and the fingerprint of
@@ -48,9 +51,37 @@ struct Verifier {
     /// After a replacement of the roots: the store of the newest roots,
     /// handed to each handshake that starts under them.
     newer: Mutex<Option<(u64, X509Store)>>,
-    /// Where each handshake records the generation of its store.
-    generation: Index<Ssl, u64>,
     verdicts: BoundedCache<VerdictKey, Window>,
+}
+
+/// What one handshake records on its connection.
+struct Handshake {
+    /// The generation of the roots its store holds.
+    generation: u64,
+    /// The chain the client sent, once the verification was asked for.
+    presented: Mutex<Option<Arc<PresentedChain>>>,
+}
+
+/// Where each connection keeps its [`Handshake`].
+fn handshake_index() -> Result<Index<Ssl, Handshake>, ErrorStack> {
+    static INDEX: OnceLock<Index<Ssl, Handshake>> = OnceLock::new();
+    if let Some(index) = INDEX.get() {
+        return Ok(*index);
+    }
+    let index = Ssl::new_ex_index()?;
+    Ok(*INDEX.get_or_init(|| index))
+}
+
+/// The chain the client of `ssl` sent in its handshake, with its cache
+/// keys, for [`TrustStore::verify_presented`]; none when the handshake
+/// verified no chain (a resumed session) or ran without [`verify_clients`].
+pub fn presented_chain(ssl: &SslRef) -> Option<Arc<PresentedChain>> {
+    let handshake = ssl.ex_data(handshake_index().ok()?)?;
+    handshake
+        .presented
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
 }
 
 /// Makes the handshakes of `builder` verify client chains against the
@@ -62,11 +93,11 @@ pub fn verify_clients(
 ) -> Result<(), ErrorStack> {
     let built_with = trust.generation();
     builder.set_cert_store(store_of(&trust)?);
+    let index = handshake_index()?;
     let verifier = Arc::new(Verifier {
         trust,
         built_with,
         newer: Mutex::new(None),
-        generation: Ssl::new_ex_index()?,
         verdicts: BoundedCache::new(DEFAULT_CAPACITY),
     });
     let hello = Arc::clone(&verifier);
@@ -75,7 +106,11 @@ pub fn verify_clients(
         if generation != hello.built_with {
             ssl.set_verify_cert_store(hello.store(generation)?)?;
         }
-        ssl.set_ex_data(hello.generation, generation);
+        let handshake = Handshake {
+            generation,
+            presented: Mutex::new(None),
+        };
+        ssl.set_ex_data(index, handshake);
         Ok(ClientHelloResponse::SUCCESS)
     });
     openssl_glue::set_cert_verify_callback(builder, move |ctx| verifier.verify(ctx))
@@ -100,7 +135,7 @@ impl Verifier {
     /// The handshake's verification of the chain in `ctx`: a verdict
     /// cached for it, or OpenSSL's, cached when it accepts.
     fn verify(&self, ctx: &mut X509StoreContextRef) -> bool {
-        let key = self.key(ctx);
+        let key = record_presented(ctx);
         let now = unix_now();
         if let Some(key) = &key
             && self
@@ -116,16 +151,21 @@ impl Verifier {
         }
         accepted
     }
+}
 
-    /// The cache key of the chain in `ctx`, when it can be read.
-    fn key(&self, ctx: &X509StoreContextRef) -> Option<VerdictKey> {
-        let generation = ctx
-            .ex_data(X509StoreContext::ssl_idx().ok()?)
-            .and_then(|ssl| ssl.ex_data(self.generation).copied())?;
-        let sent = openssl_glue::untrusted(ctx)?;
-        let fingerprint = chain_key(sent.iter()).ok()?;
-        Some((generation, fingerprint))
-    }
+/// Records on the connection the chain the client sent (in `ctx`, its
+/// leaf first); its verdict's cache key, when it can be read.
+fn record_presented(ctx: &X509StoreContextRef) -> Option<VerdictKey> {
+    let ssl = ctx.ex_data(X509StoreContext::ssl_idx().ok()?)?;
+    let handshake = ssl.ex_data(handshake_index().ok()?)?;
+    let sent = openssl_glue::untrusted(ctx)?;
+    let presented = PresentedChain::new(sent.iter().map(ToOwned::to_owned).collect()).ok()?;
+    let key = (handshake.generation, presented.chain_key());
+    *handshake
+        .presented
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(presented));
+    Some(key)
 }
 
 /// The OpenSSL store a handshake verifies client chains with: the roots
@@ -193,9 +233,9 @@ mod tests {
         (builder.build(), verified)
     }
 
-    /// One full handshake of `client` (sending its chain); whether the
-    /// server accepted it.
-    fn handshake(server: &SslAcceptor, client: &Identity) -> bool {
+    /// One full handshake of `client` (sending its chain): when the
+    /// server accepted it, the chain it recorded on the connection.
+    fn handshake(server: &SslAcceptor, client: &Identity) -> Option<Option<Arc<PresentedChain>>> {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let mut connector = SslConnector::builder(SslMethod::tls_client()).unwrap();
@@ -216,7 +256,10 @@ mod tests {
                 .map(|mut s| s.read(&mut [0]));
         });
         let (tcp, _) = listener.accept().unwrap();
-        let accepted = server.accept(tcp).is_ok_and(|mut s| s.write(b"!").is_ok());
+        let accepted = server
+            .accept(tcp)
+            .ok()
+            .and_then(|mut s| s.write(b"!").ok().map(|_| presented_chain(s.ssl())));
         client.join().unwrap();
         accepted
     }
@@ -233,17 +276,40 @@ mod tests {
         let trust = Arc::new(trusting(&root));
         let (server, verified) = server(&trust, &root);
         let alice = root.user("alice").unwrap();
-        assert!(handshake(&server, &alice));
+        assert!(handshake(&server, &alice).is_some());
         let first = verified.load(Ordering::Relaxed);
         assert!(first > 0, "the first handshake is verified by OpenSSL");
-        assert!(handshake(&server, &alice));
+        assert!(handshake(&server, &alice).is_some());
         assert_eq!(verified.load(Ordering::Relaxed), first);
         let bob = root.user("bob").unwrap();
-        assert!(handshake(&server, &bob));
+        assert!(handshake(&server, &bob).is_some());
         assert!(
             verified.load(Ordering::Relaxed) > first,
             "a new chain is verified"
         );
+    }
+
+    #[test]
+    fn the_chain_a_client_sent_is_recorded_on_its_connection_verified_or_not_again() {
+        let root = Authority::root("geni-am.test", "sa").unwrap();
+        let trust = Arc::new(trusting(&root));
+        let (server, _) = server(&trust, &root);
+        let alice = root.user("alice").unwrap();
+        let sent: Vec<X509> = std::iter::once(alice.cert())
+            .chain(alice.issuers())
+            .map(|cert| cert.x509().clone())
+            .collect();
+        let expected = PresentedChain::new(sent.clone()).unwrap();
+        for _ in 0..2 {
+            let presented = handshake(&server, &alice).unwrap().unwrap();
+            assert_eq!(
+                presented.leaf().to_der().unwrap(),
+                sent[0].to_der().unwrap()
+            );
+            assert_eq!(presented.sent().len(), sent.len() - 1);
+            assert_eq!(presented.chain_key(), expected.chain_key());
+            assert_eq!(presented.leaf_key(), expected.leaf_key());
+        }
     }
 
     #[test]
@@ -253,13 +319,13 @@ mod tests {
         let trust = Arc::new(trusting(&root));
         let (server, verified) = server(&trust, &root);
         let alice = root.user("alice").unwrap();
-        assert!(handshake(&server, &alice));
+        assert!(handshake(&server, &alice).is_some());
         trust.replace(trusting(&other));
-        assert!(!handshake(&server, &alice), "no longer trusted");
-        assert!(handshake(&server, &other.user("carol").unwrap()));
+        assert!(handshake(&server, &alice).is_none(), "no longer trusted");
+        assert!(handshake(&server, &other.user("carol").unwrap()).is_some());
         trust.replace(trusting(&root));
         let before = verified.load(Ordering::Relaxed);
-        assert!(handshake(&server, &alice));
+        assert!(handshake(&server, &alice).is_some());
         assert!(verified.load(Ordering::Relaxed) > before);
     }
 }

@@ -9,6 +9,8 @@
 //!   [`VerifiedChain`];
 //! * [`handshake`] — client chains in a TLS server's handshakes, verified
 //!   against a shared [`TrustStore`], accepted verdicts cached;
+//! * [`key_methods`] — certificate keys read without OpenSSL 3.0's
+//!   provider decoders;
 //! * [`sfa`] — signed SFA credentials: parsing, in-process XML-DSig
 //!   verification bound to the element that is read, delegation checks
 //!   ([`sfa::verify`], [`sfa::VerifiedCredential`]);
@@ -29,6 +31,7 @@ mod cert;
 #[cfg(feature = "dev")]
 pub mod devca;
 pub mod handshake;
+pub mod key_methods;
 mod openssl_glue;
 mod parse_cache;
 pub mod privilege;
@@ -47,7 +50,7 @@ pub use cert::{
     MAX_CHAIN_LEN, MIN_MODERN_RSA_BITS, chain_to_pem, parse_chain,
 };
 pub use refusal::RefusalKind;
-pub use trust::{TrustError, TrustLoadError, TrustStore, VerifiedChain};
+pub use trust::{PresentedChain, TrustError, TrustLoadError, TrustStore, VerifiedChain};
 pub use urn::{Urn, UrnError, UrnType, publicid_to_urn, urn_to_publicid};
 
 /// The shared corpus of real GENI data, for tests.

@@ -3,7 +3,9 @@
 //! settings of one chain verification (time and callback) that trust
 //! building needs to verify as GENI tools do, and for a TLS server
 //! (the handshake module) the hook that replaces the chain verification of
-//! its handshakes, the chain a peer sent, and a second handle on a store.
+//! its handshakes, the chain a peer sent, and a second handle on a store;
+//! and the engine that gives RSA and EC keys OpenSSL's built-in methods
+//! (the key_methods module).
 //!
 //! This is the only module of the crate allowed `unsafe`: the functions
 //! take the `openssl` crate's safe references, so the raw pointers handed
@@ -20,7 +22,7 @@ use openssl::x509::store::{X509Store, X509StoreRef};
 use openssl::x509::verify::X509VerifyParamRef;
 use openssl::x509::{X509, X509Ref, X509StoreContextRef};
 use openssl_sys as ffi;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -44,6 +46,73 @@ unsafe extern "C" {
     );
     /// OpenSSL: one more reference to a store.
     fn X509_STORE_up_ref(store: *mut ffi::X509_STORE) -> c_int;
+    /// OpenSSL: a new, empty engine.
+    fn ENGINE_new() -> *mut c_void;
+    /// OpenSSL: an engine's identifier (copied by reference: a static string).
+    fn ENGINE_set_id(e: *mut c_void, id: *const c_char) -> c_int;
+    /// OpenSSL: an engine's name (copied by reference: a static string).
+    fn ENGINE_set_name(e: *mut c_void, name: *const c_char) -> c_int;
+    /// OpenSSL: the function listing and giving an engine's key methods.
+    fn ENGINE_set_pkey_meths(e: *mut c_void, f: Option<KeyMethods>) -> c_int;
+    /// OpenSSL: make an engine the one asked for the key types it lists.
+    fn ENGINE_register_pkey_meths(e: *mut c_void) -> c_int;
+    /// OpenSSL: the built-in method of a key type (a static table entry).
+    fn EVP_PKEY_meth_find(nid: c_int) -> *const c_void;
+}
+
+/// OpenSSL's `ENGINE_PKEY_METHS_PTR`: with no method to fill, lists the
+/// key types; otherwise gives the method of one.
+type KeyMethods =
+    unsafe extern "C" fn(*mut c_void, *mut *const c_void, *mut *const c_int, c_int) -> c_int;
+
+/// The key types [`use_builtin_key_methods`] claims.
+static BUILTIN_KEY_TYPES: [c_int; 2] = [ffi::EVP_PKEY_RSA, ffi::EVP_PKEY_EC];
+
+/// Registers, for RSA and EC keys, an engine whose methods are OpenSSL's
+/// built-in ones; false if OpenSSL refused. Once registered, OpenSSL 3.0
+/// decodes such keys (a certificate's among them) with its built-in
+/// decoder instead of building provider decoders, and runs their
+/// operations with the built-in methods. Called once per process (the
+/// engine lives as long as it).
+pub(crate) fn use_builtin_key_methods() -> bool {
+    // SAFETY: the engine is new and ours; the strings are static; the
+    // callback only reads the static table and OpenSSL's built-in methods.
+    // The engine is never freed, as OpenSSL's engine table keeps it.
+    unsafe {
+        let engine = ENGINE_new();
+        !engine.is_null()
+            && ENGINE_set_id(engine, c"geni-am-builtin-keys".as_ptr()) == 1
+            && ENGINE_set_name(
+                engine,
+                c"OpenSSL's built-in RSA and EC key methods".as_ptr(),
+            ) == 1
+            && ENGINE_set_pkey_meths(engine, Some(builtin_key_methods)) == 1
+            && ENGINE_register_pkey_meths(engine) == 1
+    }
+}
+
+/// The engine's [`KeyMethods`]: OpenSSL's own, for the listed key types.
+unsafe extern "C" fn builtin_key_methods(
+    _engine: *mut c_void,
+    method: *mut *const c_void,
+    types: *mut *const c_int,
+    nid: c_int,
+) -> c_int {
+    // SAFETY: OpenSSL passes either a place for the list of types (then
+    // `method` is null) or a place for one method.
+    unsafe {
+        if method.is_null() {
+            *types = BUILTIN_KEY_TYPES.as_ptr();
+            return BUILTIN_KEY_TYPES.len() as c_int;
+        }
+        let found = if BUILTIN_KEY_TYPES.contains(&nid) {
+            EVP_PKEY_meth_find(nid)
+        } else {
+            std::ptr::null()
+        };
+        *method = found;
+        c_int::from(!found.is_null())
+    }
 }
 
 /// The CA flag of basicConstraints, from OpenSSL's cached extension flags.

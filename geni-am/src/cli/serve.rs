@@ -40,6 +40,11 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Runs the aggregate until it is stopped.
     pub fn run(self) -> ExitCode {
+        // Before any thread: every new connection's handshake reads the
+        // client's certificates. Not for the other commands, some of which
+        // sign certificates with keys read from files, which OpenSSL 3.0
+        // cannot do with the built-in methods (key_methods).
+        geni_credentials::key_methods::use_builtin_key_methods();
         let config = match Config::load(&self.config) {
             Ok(config) => config,
             Err(error) => {

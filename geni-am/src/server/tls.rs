@@ -16,7 +16,8 @@
 //! verified again while every certificate of it is valid and the roots are
 //! unchanged. In the handshake itself, OpenSSL's verification of a chain
 //! it accepted before is not repeated either ([`handshake::verify_clients`],
-//! same key, same conditions): a *new* certificate always gets OpenSSL's
+//! same key, same conditions, computed once per connection and handed to
+//! the check after the handshake): a *new* certificate always gets OpenSSL's
 //! verification in the handshake and the full check after it. A resumed
 //! session still carries
 //! the client's leaf certificate (OpenSSL keeps it in the session, tickets
@@ -103,6 +104,10 @@ pub fn acceptor(
         builder.add_extra_chain_cert(issuer.clone())?;
     }
     builder.set_mode(SslMode::NO_AUTO_CHAIN);
+    // A client's flight (TLS 1.3: Certificate, CertificateVerify,
+    // Finished, and often the request with them) is read in one system
+    // call instead of two per record (header, then body).
+    builder.set_read_ahead(true);
     builder.set_private_key(&identity.key)?;
     builder.check_private_key()?;
     handshake::verify_clients(&mut builder, Arc::clone(trust))?;
@@ -124,21 +129,27 @@ pub fn acceptor(
 }
 
 /// Verifies the peer chain of an established session with the trust store
-/// (served from its cache when the same chain verified before).
+/// (served from its cache when the same chain verified before): the chain
+/// the handshake received, with the cache keys it computed.
 pub fn peer_identity(ssl: &SslRef, trust: &TrustStore) -> PeerIdentity {
-    let Some(leaf) = ssl.peer_certificate() else {
-        return PeerIdentity::Refused("no client certificate was presented".into());
-    };
-    // On the server side OpenSSL's peer chain holds what the client sent
-    // after its leaf; a resumed session holds none.
-    let sent: Vec<X509> = ssl
-        .peer_cert_chain()
-        .map(|stack| stack.iter().map(ToOwned::to_owned).collect())
-        .unwrap_or_default();
-    let verified = if ssl.session_reused() && sent.is_empty() {
-        trust.verify_resumed_x509(&leaf, Utc::now())
-    } else {
-        trust.verify_x509(&leaf, &sent, Utc::now())
+    let verified = match handshake::presented_chain(ssl) {
+        Some(presented) => trust.verify_presented(&presented, Utc::now()),
+        None => {
+            let Some(leaf) = ssl.peer_certificate() else {
+                return PeerIdentity::Refused("no client certificate was presented".into());
+            };
+            // On the server side OpenSSL's peer chain holds what the client
+            // sent after its leaf; a resumed session holds none.
+            let sent: Vec<X509> = ssl
+                .peer_cert_chain()
+                .map(|stack| stack.iter().map(ToOwned::to_owned).collect())
+                .unwrap_or_default();
+            if ssl.session_reused() && sent.is_empty() {
+                trust.verify_resumed_x509(&leaf, Utc::now())
+            } else {
+                trust.verify_x509(&leaf, &sent, Utc::now())
+            }
+        }
     };
     match verified {
         Ok(chain) => PeerIdentity::Verified(chain),

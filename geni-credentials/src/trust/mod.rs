@@ -20,10 +20,11 @@
 mod error;
 mod namespace;
 mod openssl_chain;
+mod presented;
 mod roots;
 
 pub use error::{TrustError, TrustLoadError};
-pub(crate) use roots::chain_key;
+pub use presented::PresentedChain;
 
 use crate::cert::{CertError, GeniCert, parse_chain_limited};
 use crate::urn::Urn;
@@ -190,7 +191,18 @@ impl TrustStore {
         untrusted: &[X509],
         at: DateTime<Utc>,
     ) -> Result<Arc<VerifiedChain>, TrustError> {
-        self.current().verify_x509(leaf, untrusted, at)
+        let presented = std::iter::once(leaf).chain(untrusted).cloned().collect();
+        self.verify_presented(&PresentedChain::new(presented)?, at)
+    }
+
+    /// [`TrustStore::verify_x509`] for a chain whose cache keys are
+    /// already computed (by the TLS handshake that received it).
+    pub fn verify_presented(
+        &self,
+        presented: &PresentedChain,
+        at: DateTime<Utc>,
+    ) -> Result<Arc<VerifiedChain>, TrustError> {
+        self.current().verify_presented(presented, at)
     }
 
     /// For a resumed TLS session, in which the peer sends no certificates

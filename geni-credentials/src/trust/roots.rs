@@ -4,13 +4,14 @@
 //! replaces the whole set, so nothing verified against the old roots is
 //! served once the new ones are in place.
 
+use super::presented::{PresentedChain, chain_key};
 use super::{VerifiedChain, namespace, openssl_chain};
 use crate::cache::{BoundedCache, DEFAULT_CAPACITY};
 use crate::cert::{CertError, GeniCert};
 use crate::trust::TrustError;
 use chrono::{DateTime, Utc};
+use openssl::x509::X509;
 use openssl::x509::store::X509Store;
-use openssl::x509::{X509, X509Ref};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -70,24 +71,23 @@ impl Roots {
         })
     }
 
-    /// See [`super::TrustStore::verify_x509`].
-    pub(super) fn verify_x509(
+    /// See [`super::TrustStore::verify_presented`].
+    pub(super) fn verify_presented(
         &self,
-        leaf: &X509,
-        untrusted: &[X509],
+        presented: &PresentedChain,
         at: DateTime<Utc>,
     ) -> Result<Arc<VerifiedChain>, TrustError> {
-        let key = chain_key(std::iter::once(leaf).chain(untrusted).map(Deref::deref))?;
+        let key = presented.chain_key();
         let chain = self.verify_cached(key, at, || {
-            let sent = untrusted
+            let sent = presented
+                .sent()
                 .iter()
                 .filter_map(|x509| GeniCert::from_x509(x509.clone()).ok())
                 .collect();
-            Ok((GeniCert::from_x509(leaf.clone())?, sent))
+            Ok((GeniCert::from_x509(presented.leaf().clone())?, sent))
         })?;
-        if !untrusted.is_empty() {
-            self.sent_with
-                .insert(chain_key(std::iter::once(leaf.deref()))?, key);
+        if !presented.sent().is_empty() {
+            self.sent_with.insert(presented.leaf_key(), key);
         }
         Ok(chain)
     }
@@ -104,7 +104,7 @@ impl Roots {
         let remembered = sent_with.and_then(|key| self.verified.get(&key));
         match remembered {
             Some(hit) if hit.is_valid_at(at) => Ok(hit.chain.clone()),
-            _ => self.verify_x509(leaf, &[], at),
+            _ => self.verify_presented(&PresentedChain::new(vec![leaf.clone()])?, at),
         }
     }
 
@@ -153,18 +153,4 @@ impl Roots {
         // Another thread may have built an identical store meanwhile.
         Ok(self.store.get_or_init(|| built))
     }
-}
-
-/// The cache key of a presented chain: SHA-256 over each certificate's DER,
-/// each preceded by its length so that no two chains share an encoding.
-pub(crate) fn chain_key<'c>(
-    certs: impl Iterator<Item = &'c X509Ref>,
-) -> Result<[u8; 32], TrustError> {
-    let mut hasher = openssl::sha::Sha256::new();
-    for cert in certs.take(crate::cert::MAX_CHAIN_LEN + 1) {
-        let der = cert.to_der()?;
-        hasher.update(&(der.len() as u64).to_be_bytes());
-        hasher.update(&der);
-    }
-    Ok(hasher.finish())
 }

@@ -88,6 +88,29 @@ fn the_same_chain_verified_twice_is_served_from_the_cache() {
 }
 
 #[test]
+fn a_presented_chain_shares_the_cache_and_names_its_leaf_for_resumed_sessions() {
+    let alice = gcf("alice-cert.pem");
+    let ch = gcf("ch-cert.pem").remove(0);
+    let store = gcf_roots();
+    let sent = [ch.x509().clone()];
+    let first = store
+        .verify_x509(alice[0].x509(), &sent, year(2014))
+        .unwrap();
+    let presented = PresentedChain::new(vec![alice[0].x509().clone(), ch.x509().clone()]).unwrap();
+    let again = store.verify_presented(&presented, year(2014)).unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "the same keys as verify_x509");
+    let fresh = gcf_roots();
+    let verified = fresh.verify_presented(&presented, year(2014)).unwrap();
+    let resumed = fresh
+        .verify_resumed_x509(alice[0].x509(), year(2014))
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(&verified, &resumed),
+        "a resumed session finds the chain its leaf verified with"
+    );
+}
+
+#[test]
 fn changing_the_roots_gives_a_new_generation_and_forgets_verified_chains() {
     let alice = gcf("alice-cert.pem");
     let mut store = gcf_roots();
