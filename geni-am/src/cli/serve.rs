@@ -44,7 +44,7 @@ impl ServeArgs {
         // client's certificates. Not for the other commands, some of which
         // sign certificates with keys read from files, which OpenSSL 3.0
         // cannot do with the built-in methods (key_methods).
-        geni_credentials::key_methods::use_builtin_key_methods();
+        let builtin_keys = geni_credentials::key_methods::use_builtin_key_methods();
         let config = match Config::load(&self.config) {
             Ok(config) => config,
             Err(error) => {
@@ -53,6 +53,15 @@ impl ServeArgs {
             }
         };
         init_logging(&config.log);
+        if builtin_keys {
+            // Said once, so that an operator reading the log knows how
+            // this OpenSSL routes key operations (docs/PERFORMANCE.md,
+            // "Handshakes without provider decoders").
+            tracing::info!(
+                openssl = openssl::version::version(),
+                "RSA and EC keys use OpenSSL's built-in methods, not provider decoders"
+            );
+        }
         match serve(config) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
