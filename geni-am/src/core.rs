@@ -15,6 +15,7 @@
 mod actions;
 mod advertise;
 mod allocate;
+mod built;
 mod error;
 mod expiry;
 mod lifecycle;
@@ -155,6 +156,8 @@ pub struct Aggregate {
     owners: Arc<owners::Owners>,
     /// Request documents kept parsed, for manifests.
     requests: Arc<requests::Requests>,
+    /// The manifest of each request as last built.
+    built: Arc<built::Built>,
 }
 
 impl std::fmt::Debug for Aggregate {
@@ -179,6 +182,7 @@ impl Aggregate {
             drain_seen: Arc::default(),
             owners: Arc::default(),
             requests: Arc::default(),
+            built: Arc::default(),
         })
     }
 

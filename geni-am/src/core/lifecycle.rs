@@ -54,7 +54,13 @@ impl Provisioned {
         let manifest = &self.manifest;
         Ok(SliceReport {
             slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(&aggregate.config, &aggregate.requests, manifest, known)?,
+            manifest: manifest::render(
+                &aggregate.config,
+                &aggregate.requests,
+                &aggregate.built,
+                manifest,
+                known,
+            )?,
             slivers: self.slivers,
         })
     }

@@ -12,7 +12,10 @@
 //! is then only the safety net. A backend that cannot tell (OpenNebula) is
 //! polled adaptively: while slivers are in transition, first a tenth of
 //! the interval after a job, then twice as long each round up to the
-//! interval; the interval when none are.
+//! interval; the interval when none are. Rounds told by the bell start
+//! [`LEAST_GAP`] apart at least: on a busy aggregate every finished job and
+//! every action of a watched backend rings, and the rings that come within
+//! the gap are answered by one round.
 
 use super::error::JobError;
 use super::{Context, StopSignal, observe};
@@ -22,7 +25,13 @@ use crate::store::slivers::SliverRow;
 use chrono::Utc;
 use geni_am_backend::Compute as _;
 use geni_am_backend::VmHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The least time from the start of one round to the start of the next
+/// when the bell rings: a round reads the slivers awaiting the backend,
+/// and the jobs that act on VMs record what they saw themselves, so a
+/// sliver that the poller must move on waits at most this much longer.
+const LEAST_GAP: Duration = Duration::from_millis(10);
 
 /// Follows slivers until stopped: a round each time the followers' bell
 /// rings, or after the wait [`next_wait`] gives. While the backend does
@@ -32,13 +41,19 @@ pub fn run(cx: &Context, signal: &StopSignal) {
     let interval = Duration::from_millis(cx.config.poll_interval_ms);
     let mut seen = cx.followers.rings();
     let mut wait = interval;
+    let mut last_round = Instant::now();
     loop {
         let rings = cx.followers.wait(seen, wait);
         if signal.is_stopped() {
             return;
         }
         let told = rings != seen;
-        seen = rings;
+        if told {
+            std::thread::sleep(gap_left(last_round.elapsed()));
+        }
+        // The rings of the gap are answered by this round.
+        seen = cx.followers.rings();
+        last_round = Instant::now();
         if cx.backend.is_away() && cx.backend.list_vms().is_err() {
             wait = interval;
             continue;
@@ -49,6 +64,12 @@ pub fn run(cx: &Context, signal: &StopSignal) {
         });
         wait = next_wait(wait, told, waiting > 0 && !cx.watched, interval);
     }
+}
+
+/// How long a round told by the bell waits, `since` the last round
+/// started, so that rounds start [`LEAST_GAP`] apart.
+fn gap_left(since: Duration) -> Duration {
+    LEAST_GAP.saturating_sub(since)
 }
 
 /// The wait before the next round after one that waited `previous`,
@@ -117,10 +138,18 @@ fn follow(cx: &Context, sliver: &SliverRow) -> Result<OperationalState, JobError
 
 #[cfg(test)]
 mod tests {
-    use super::next_wait;
+    use super::{LEAST_GAP, gap_left, next_wait};
     use std::time::Duration;
 
     const INTERVAL: Duration = Duration::from_millis(1000);
+
+    #[test]
+    fn rounds_told_by_the_bell_start_the_least_gap_apart() {
+        assert_eq!(gap_left(Duration::ZERO), LEAST_GAP);
+        assert_eq!(gap_left(LEAST_GAP / 4), LEAST_GAP * 3 / 4);
+        assert_eq!(gap_left(LEAST_GAP), Duration::ZERO);
+        assert_eq!(gap_left(LEAST_GAP * 5), Duration::ZERO);
+    }
 
     #[test]
     fn a_backend_that_tells_or_nothing_in_transition_waits_the_interval() {

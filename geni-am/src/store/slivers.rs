@@ -149,22 +149,22 @@ pub fn find(conn: &mut Conn, urn: &str) -> StoreResult<Option<SliverRow>> {
 /// The slice's slivers that hold resources (allocated or provisioned),
 /// oldest first.
 pub fn live_in_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>> {
-    Ok(slivers::table
+    Ok(natively!(conn, |c| slivers::table
         .filter(slivers::slice_urn.eq(slice_urn))
         .filter(super::filters::live_sliver())
         .order((slivers::created_at, slivers::client_id))
-        .load(conn)?)
+        .load(c))?)
 }
 
 /// The `client_id`s of the slice's live slivers (what Allocate checks a
 /// request against: names taken, slivers held), without the rest of the
 /// rows.
 pub fn live_client_ids(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<String>> {
-    Ok(slivers::table
+    Ok(natively!(conn, |c| slivers::table
         .filter(slivers::slice_urn.eq(slice_urn))
         .filter(super::filters::live_sliver())
         .select(slivers::client_id)
-        .load(conn)?)
+        .load(c))?)
 }
 
 /// Every sliver of `slice_urn`, deleted ones included.
