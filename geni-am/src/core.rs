@@ -15,7 +15,6 @@
 mod actions;
 mod advertise;
 mod allocate;
-mod built;
 mod error;
 mod expiry;
 mod lifecycle;
@@ -156,8 +155,6 @@ pub struct Aggregate {
     owners: Arc<owners::Owners>,
     /// Request documents kept parsed, for manifests.
     requests: Arc<requests::Requests>,
-    /// The manifest of each request as last built.
-    built: Arc<built::Built>,
 }
 
 impl std::fmt::Debug for Aggregate {
@@ -182,7 +179,6 @@ impl Aggregate {
             drain_seen: Arc::default(),
             owners: Arc::default(),
             requests: Arc::default(),
-            built: Arc::default(),
         })
     }
 

@@ -244,48 +244,6 @@ fn manifests_from_requests_kept_parsed_are_those_from_their_stored_texts() {
 }
 
 #[test]
-fn manifests_kept_built_follow_every_change_of_their_slivers() {
-    let f = fixture();
-    let p = principal(30);
-    // A fresh aggregate on the same store builds every request's manifest
-    // anew; the fixture's keeps them built between the calls.
-    let fresh = || open(&f.url, &[host("h1", 4), host("h2", 4)], &f.clock);
-    let same = |step: &str| {
-        let kept = f.am.describe(&slice()).unwrap().manifest;
-        assert_eq!(kept, fresh().describe(&slice()).unwrap().manifest, "{step}");
-        kept
-    };
-    let two =
-        f.am.allocate(&p, SLICE, &request(&["a", "b"], "emulab-xen"))
-            .unwrap();
-    f.clock.advance(TimeDelta::seconds(1));
-    f.am.allocate(&p, SLICE, &request(&["c"], "emulab-xen"))
-        .unwrap();
-    let allocated = same("allocated");
-    let provisioned = f.am.provision(&p, &slice(), &Default::default()).unwrap();
-    assert_eq!(
-        provisioned.manifest,
-        fresh().describe(&slice()).unwrap().manifest
-    );
-    assert_ne!(same("provisioned"), allocated);
-    let a = &two.slivers[0].urn;
-    let annotations = geni_am::model::SliverAnnotations {
-        backend_id: Some("vm-1".into()),
-        hostname: Some("a.am.test.example".into()),
-        ..Default::default()
-    };
-    assert!(
-        f.am.store()
-            .set_annotations(a, &annotations, f.clock.now())
-            .unwrap()
-    );
-    assert!(same("a VM seen").contains("a.am.test.example"));
-    f.am.delete(&p, &slivers(&[&two.slivers[1].urn])).unwrap();
-    let one_left = same("b deleted");
-    assert!(!one_left.contains("client_id=\"b\"") && one_left.contains("client_id=\"a\""));
-}
-
-#[test]
 fn partial_delete_leaves_the_other_slivers() {
     let f = fixture();
     let p = principal(30);

@@ -118,8 +118,7 @@ impl Aggregate {
         self.owners
             .record(slice_urn, slivers.iter().map(|s| s.urn.as_str()));
         let known = Some((request_id.as_str(), &request.doc));
-        let manifest =
-            manifest::render(&self.config, &self.requests, &self.built, &sources, known)?;
+        let manifest = manifest::render(&self.config, &self.requests, &sources, known)?;
         self.keep_request(&request_id, now, request);
         Ok(Allocation {
             slice_urn: slice_urn.to_owned(),

@@ -54,13 +54,7 @@ impl Provisioned {
         let manifest = &self.manifest;
         Ok(SliceReport {
             slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(
-                &aggregate.config,
-                &aggregate.requests,
-                &aggregate.built,
-                manifest,
-                known,
-            )?,
+            manifest: manifest::render(&aggregate.config, &aggregate.requests, manifest, known)?,
             slivers: self.slivers,
         })
     }

@@ -9,11 +9,8 @@
 //! ([`render`]), so that a write call does not build documents while it
 //! holds the store's single writer. Requests are kept parsed
 //! ([`Requests`]), so that a manifest of many requests reads and parses
-//! only those it has not seen, and the manifest of each request is kept
-//! built ([`Built`]), so that it is built again only when what it is
-//! made of changed.
+//! only those it has not seen.
 
-use super::built::{Built, Inputs};
 use super::naming::{interface_sliver_urn, link_sliver_urn, login_name, login_names};
 use super::requests::Requests;
 use super::{AggregateConfig, CoreError, SshAccess};
@@ -22,15 +19,15 @@ use crate::model::{AllocationState, SliverAnnotations, UserKeys};
 use crate::store::slivers::SliverRow;
 use crate::store::{Conn, components, networks, slices};
 use chrono::{DateTime, Utc};
+use geni_rspec::Document;
 use geni_rspec::manifest::{
     self as builder, Annotations, InterfaceAnnotation, IpAddress, LinkAnnotation, Login,
     NodeAnnotation, Ownership, Proxy, SshUser,
 };
-use geni_rspec::{Document, NodeId};
 use geni_rspec::{Link, Node, RSpec};
-use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+
+use std::collections::{BTreeSet, HashMap};
 
 /// The `vlantag` of a link whose network carries no tag, or does not
 /// exist yet (see [`annotate_links`]).
@@ -56,10 +53,6 @@ pub(super) struct Sources {
     /// The requests the slivers came from, oldest first, by id.
     requests: Vec<(String, Source)>,
 }
-
-/// The interface `client_id`s of each node, by node `client_id`, in
-/// document order.
-type Interfaces = HashMap<String, Vec<String>>;
 
 /// Where the document of a request comes from.
 enum Source {
@@ -155,19 +148,17 @@ fn requests(
 
 /// The manifest made of `sources`, `known` standing for the request the
 /// caller has parsed; the empty manifest when they cover no sliver. The
-/// requests parsed here are kept in `kept`, the manifests of requests
-/// built here in `built`.
+/// requests parsed here are kept in `kept`.
 pub(super) fn render(
     config: &AggregateConfig,
     kept: &Requests,
-    built: &Built,
     sources: &Sources,
     known: Known<'_>,
 ) -> Result<String, CoreError> {
     let doc = if sources.rows.is_empty() {
         builder::empty().map_err(manifest_error)?
     } else {
-        let mut doc = build(config, kept, built, sources, known)?;
+        let mut doc = build(config, kept, sources, known)?;
         let control: HashMap<String, String> = sources
             .rows
             .iter()
@@ -189,15 +180,30 @@ pub(super) fn render(
 fn build(
     config: &AggregateConfig,
     kept: &Requests,
-    built: &Built,
     sources: &Sources,
     known: Known<'_>,
 ) -> Result<Document, CoreError> {
     let mut merged: Option<Document> = None;
     for (request_id, source) in &sources.requests {
-        let manifest = request_manifest(config, kept, built, sources, request_id, source, known)?;
+        let mut doc = document(kept, request_id, source, known)?;
+        let group: Vec<&SliverRow> = sources
+            .rows
+            .iter()
+            .filter(|r| &r.request_id == request_id)
+            .collect();
+        let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
+        let mut annotations = annotate(
+            &group,
+            &sources.users,
+            &sources.names,
+            &interfaces,
+            &config.ssh,
+        )?;
+        annotate_links(&doc, config, request_id, &sources.vlans, &mut annotations)?;
+        let manifest =
+            builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?;
         merged = Some(match merged {
-            None => Document::clone(&manifest),
+            None => manifest,
             Some(mut base) => {
                 merge::append_owned(&mut base, &manifest, &config.cm_urn)?;
                 base
@@ -207,101 +213,63 @@ fn build(
     merged.ok_or_else(|| CoreError::Internal("the slivers' request documents are missing".into()))
 }
 
-/// The manifest of request `request_id` for its slivers among `sources`:
-/// the one kept in `built` when it was built from the same inputs, else
-/// built now and kept.
-fn request_manifest(
-    config: &AggregateConfig,
-    kept: &Requests,
-    built: &Built,
-    sources: &Sources,
-    request_id: &str,
-    source: &Source,
-    known: Known<'_>,
-) -> Result<Arc<Document>, CoreError> {
-    let doc = document(kept, request_id, source, known)?;
-    let group: Vec<&SliverRow> = sources
-        .rows
-        .iter()
-        .filter(|r| r.request_id == request_id)
-        .collect();
-    let (drop, interfaces) = unselected(&doc, &config.cm_urn, &group)?;
-    let inputs = Inputs {
-        annotations: annotate(
-            &group,
-            &sources.users,
-            &sources.names,
-            &interfaces,
-            &config.ssh,
-        )?,
-        vlans: sources.vlans.clone(),
-    };
-    if let Some(manifest) = built.get(request_id, &inputs) {
-        return Ok(manifest);
-    }
-    let mut doc = doc.into_owned();
-    for id in drop {
-        doc.remove(id);
-    }
-    let mut annotations = inputs.annotations.clone();
-    annotate_links(&doc, config, request_id, &sources.vlans, &mut annotations)?;
-    let manifest =
-        Arc::new(builder::build(&doc, &config.cm_urn, &annotations).map_err(manifest_error)?);
-    built.keep(request_id, inputs, Arc::clone(&manifest));
-    Ok(manifest)
-}
-
-/// The document of request `id` from `source`; a stored text is parsed
-/// and kept in `kept`.
-fn document<'a>(
+/// A copy of the document of request `id` from `source`; a stored text
+/// is parsed and kept in `kept`.
+fn document(
     kept: &Requests,
     id: &str,
-    source: &'a Source,
-    known: Known<'a>,
-) -> Result<Cow<'a, Document>, CoreError> {
+    source: &Source,
+    known: Known<'_>,
+) -> Result<Document, CoreError> {
     match (source, known) {
-        (Source::Kept(doc), _) => Ok(Cow::Borrowed(&**doc)),
+        (Source::Kept(doc), _) => Ok(Document::clone(doc)),
         (Source::Stored { created, text }, _) => {
             let doc = Document::parse(text.as_bytes()).map_err(|e| {
                 CoreError::Internal(format!("stored request {id} does not parse: {e}"))
             })?;
             kept.keep(id, *created, Arc::new(doc.clone()), text.len());
-            Ok(Cow::Owned(doc))
+            Ok(doc)
         }
-        (Source::Known, Some((_, doc))) => Ok(Cow::Borrowed(doc)),
+        (Source::Known, Some((_, doc))) => Ok(doc.clone()),
         (Source::Known, None) => Err(CoreError::Internal(format!(
             "request {id} was to be rendered from the caller's copy, which is missing"
         ))),
     }
 }
 
-/// This AM's nodes of `doc` that have no sliver in `group` (deleted ones,
-/// or ones not selected), to remove; and the interface `client_id`s of
-/// each node kept, by node `client_id`, in document order.
-fn unselected(
-    doc: &Document,
+/// Removes this AM's nodes that have no sliver in `group` (deleted ones, or
+/// ones not selected); returns the interface `client_id`s of each node kept,
+/// by node `client_id`, in document order.
+fn prune(
+    doc: &mut Document,
     cm: &str,
     group: &[&SliverRow],
-) -> Result<(Vec<NodeId>, Interfaces), CoreError> {
+) -> Result<HashMap<String, Vec<String>>, CoreError> {
     let keep: BTreeSet<&str> = group.iter().map(|r| r.client_id.as_str()).collect();
-    let root = RSpec::new(doc).map_err(|e| CoreError::Internal(e.to_string()))?;
-    let owned = Ownership::of(&root, cm);
-    let mut drop = Vec::new();
-    let mut interfaces = HashMap::new();
-    for &id in &owned.nodes {
-        let node = Node::new(doc, id);
-        match node.client_id().filter(|c| keep.contains(c.as_ref())) {
-            Some(client_id) => {
-                let names = node
-                    .interfaces()
-                    .filter_map(|i| i.client_id().map(|c| c.into_owned()))
-                    .collect();
-                interfaces.insert(client_id.into_owned(), names);
+    let (drop, interfaces) = {
+        let root = RSpec::new(doc).map_err(|e| CoreError::Internal(e.to_string()))?;
+        let owned = Ownership::of(&root, cm);
+        let mut drop = Vec::new();
+        let mut interfaces = HashMap::new();
+        for &id in &owned.nodes {
+            let node = Node::new(doc, id);
+            match node.client_id().filter(|c| keep.contains(c.as_ref())) {
+                Some(client_id) => {
+                    let names = node
+                        .interfaces()
+                        .filter_map(|i| i.client_id().map(|c| c.into_owned()))
+                        .collect();
+                    interfaces.insert(client_id.into_owned(), names);
+                }
+                None => drop.push(id),
             }
-            None => drop.push(id),
         }
+        (drop, interfaces)
+    };
+    for id in drop {
+        doc.remove(id);
     }
-    Ok((drop, interfaces))
+    Ok(interfaces)
 }
 
 /// The annotations of `group`: sliver URN and component for every sliver;
@@ -311,7 +279,7 @@ fn annotate(
     group: &[&SliverRow],
     users: &[UserKeys],
     names: &HashMap<String, String>,
-    interfaces: &Interfaces,
+    interfaces: &HashMap<String, Vec<String>>,
     ssh: &SshAccess,
 ) -> Result<Annotations, CoreError> {
     let mut out = Annotations::default();

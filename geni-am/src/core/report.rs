@@ -23,7 +23,7 @@ impl Aggregate {
         })?;
         Ok(SliceReport {
             slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(&self.config, &self.requests, &self.built, &sources, None)?,
+            manifest: manifest::render(&self.config, &self.requests, &sources, None)?,
             slivers,
         })
     }
