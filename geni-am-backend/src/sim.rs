@@ -20,8 +20,8 @@ mod watch;
 
 use crate::{
     BackendError, ChangeHook, Compute, DiskImage, HARDWARE_TYPE, Host, Inventory, LinkNetwork,
-    NetHandle, NetSpec, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation,
-    VmSize, VmSpec, VmState,
+    NetHandle, NetSpec, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
+    VmState,
 };
 use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};
@@ -346,10 +346,7 @@ impl State {
         for nic in nics {
             let pool = match nic.link {
                 None => Some(&mut self.control),
-                Some(slot) => self
-                    .networks
-                    .get_mut(&u64::from(slot))
-                    .map(|n| &mut n.pool),
+                Some(slot) => self.networks.get_mut(&u64::from(slot)).map(|n| &mut n.pool),
             };
             if let Some(pool) = pool {
                 pool.release(nic.ip);
@@ -378,7 +375,9 @@ impl Compute for SimulatedCloud {
             let net = &nic.network;
             let id = parse_id(&net.0, "network")?;
             let leased = match (state.networks.get_mut(&id), u16::try_from(id)) {
-                (Some(network), Ok(slot)) => network.pool.lease_asked(Some(slot), nic.ip.as_deref()),
+                (Some(network), Ok(slot)) => {
+                    network.pool.lease_asked(Some(slot), nic.ip.as_deref())
+                }
                 _ => Err(not_found("network", &net.0)),
             };
             match leased {

@@ -194,11 +194,17 @@ mod tests {
     #[test]
     fn asked_addresses_are_leased_when_free() {
         let mut pool = AddressPool::new(Subnet::parse("192.168.5.0/24").unwrap());
-        let inside = pool.lease_asked(Some(7), Some("192.168.5.40")).unwrap().address();
+        let inside = pool
+            .lease_asked(Some(7), Some("192.168.5.40"))
+            .unwrap()
+            .address();
         assert_eq!(inside.network, Some(NetHandle("7".into())));
         assert_eq!(inside.ip, "192.168.5.40");
         assert_eq!(inside.netmask.as_deref(), Some("255.255.255.0"));
-        let outside = pool.lease_asked(Some(7), Some("10.10.0.100")).unwrap().address();
+        let outside = pool
+            .lease_asked(Some(7), Some("10.10.0.100"))
+            .unwrap()
+            .address();
         assert_eq!(outside.ip, "10.10.0.100");
         assert_eq!(outside.mac, "02:00:0a:0a:00:64");
         assert_eq!(outside.netmask, None);

@@ -346,7 +346,10 @@ mod tests {
         });
         let vm: SimVm = serde_json::from_value(saved.clone()).unwrap();
         assert_eq!(vm.nics[1].link, Some(3));
-        assert_eq!(vm.observe().addresses[0].netmask.as_deref(), Some("255.255.0.0"));
+        assert_eq!(
+            vm.observe().addresses[0].netmask.as_deref(),
+            Some("255.255.0.0")
+        );
         assert_eq!(serde_json::to_value(&vm).unwrap(), saved);
 
         let mut broken = saved;

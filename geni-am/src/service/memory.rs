@@ -31,7 +31,6 @@ mod glibc {
         unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) == 1 }
     }
 
-
     /// Bytes the allocator holds free, over every arena.
     pub fn free_bytes() -> usize {
         // SAFETY: mallinfo2 takes no arguments and only reads the
