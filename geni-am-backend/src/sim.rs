@@ -330,7 +330,7 @@ impl State {
     }
 
     /// Removes a VM and returns its addresses to their pools.
-    fn remove_vm(&mut self, id: u64) -> Option<SimVm> {
+    fn remove_vm(&mut self, id: u64) -> Option<Box<SimVm>> {
         let vm = self.vms.remove(id)?;
         self.release(&vm.nics);
         // What the aggregate asked for goes with the VM, so that the
@@ -407,7 +407,7 @@ impl Compute for SimulatedCloud {
             vm.users.insert(user.urn.clone(), user.keys.clone());
         }
         tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
-        state.vms.insert(id, vm);
+        state.vms.insert(id, Box::new(vm));
         let saved = self.save(&state);
         drop(state);
         self.watchers.changed(&self.clock, self.delays.create);
