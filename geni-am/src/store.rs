@@ -65,9 +65,9 @@ const SQLITE_BUSY_TIMEOUT_MS: u32 = 30_000;
 /// growing (`PRAGMA soft_heap_limit`; prepared statements and schemas are
 /// counted, never evicted). Each connection's cache would otherwise grow to
 /// 2 MiB (the default `cache_size`), and with the store larger than that
-/// the twenty-odd connections of the pools held about 40 MB between them
-/// (docs/PERFORMANCE.md, "Memory"); the pages are in the operating
-/// system's file cache all the same.
+/// the twenty-odd connections of the pools could hold about 40 MB between
+/// them (docs/PERFORMANCE.md, "A hundred thousand slivers reached"); the
+/// pages are in the operating system's file cache all the same.
 const SQLITE_SOFT_HEAP_LIMIT: i64 = 8 << 20;
 
 /// Advisory lock key that serialises schema migrations of several
