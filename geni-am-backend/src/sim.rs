@@ -12,6 +12,7 @@
 pub mod clock;
 pub mod config;
 mod faults;
+mod fleet;
 mod network;
 mod persist;
 mod vm;
@@ -19,13 +20,14 @@ mod watch;
 
 use crate::{
     BackendError, ChangeHook, Compute, DiskImage, HARDWARE_TYPE, Host, Inventory, LinkNetwork,
-    NetHandle, NetSpec, NicAddress, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation,
-    VmSize, VmSpec, VmState,
+    NetHandle, NetSpec, SliverType, TaggedVm, UserKeys, VmHandle, VmObservation, VmSize, VmSpec,
+    VmState,
 };
 use clock::SimClock;
 use config::{SimConfig, SimConfigError, Subnet};
 use faults::Faults;
-use network::AddressPool;
+use fleet::Fleet;
+use network::{AddressPool, Nic};
 use persist::{SavedNetwork, Snapshot, StateFile};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -48,7 +50,7 @@ pub struct SimulatedCloud {
 #[derive(Debug)]
 struct State {
     next_id: u64,
-    vms: BTreeMap<u64, SimVm>,
+    vms: Fleet,
     control: AddressPool,
     networks: BTreeMap<u64, SavedNetwork>,
     faults: Faults,
@@ -107,8 +109,8 @@ impl SimulatedCloud {
         };
         let mut state = State {
             next_id: 1,
-            vms: BTreeMap::new(),
-            control: AddressPool::new(control, None),
+            vms: Fleet::default(),
+            control: AddressPool::new(control),
             networks: BTreeMap::new(),
             faults: Faults::new(config.failure_rate, config.seed),
             created: 0,
@@ -120,7 +122,7 @@ impl SimulatedCloud {
         tracing::info!(
             hosts = config.hosts.len(),
             failure_rate = config.failure_rate,
-            vms = state.vms.len(),
+            vms = state.vms.vms().len(),
             "simulated cloud ready (no real VMs are created)"
         );
         Ok(SimulatedCloud {
@@ -158,11 +160,7 @@ impl SimulatedCloud {
     /// operator deleting it in the cloud would; returns whether it existed.
     pub fn vanish(&self, tag: &str) -> bool {
         let mut state = self.lock();
-        let id = state
-            .vms
-            .iter()
-            .find(|(_, vm)| vm.tag == tag)
-            .map(|(id, _)| *id);
+        let id = state.vms.find_tag(tag);
         let removed = id.and_then(|id| state.remove_vm(id)).is_some();
         if let Err(err) = self.save(&state) {
             tracing::warn!(%err, "simulated cloud state not saved");
@@ -204,7 +202,7 @@ impl SimulatedCloud {
     pub fn users_of(&self, vm: &VmHandle) -> Option<BTreeMap<String, Vec<String>>> {
         let state = self.lock();
         let id = parse_id(&vm.0, "VM").ok()?;
-        state.vms.get(&id).map(|vm| vm.users.clone())
+        state.vms.get(id).map(|vm| vm.users.clone())
     }
 
     /// Writes the state to the state file, if there is one.
@@ -225,9 +223,7 @@ impl SimulatedCloud {
         let mut state = self.lock();
         state.faults.take_transient(operation)?;
         let now = self.clock.now();
-        for vm in state.vms.values_mut() {
-            vm.settle(now, &self.delays);
-        }
+        state.vms.settle(now, &self.delays);
         Ok(state)
     }
 
@@ -244,10 +240,13 @@ impl SimulatedCloud {
         let mut state = self.enter(operation)?;
         let id = parse_id(&handle.0, "VM")?;
         let State { vms, faults, .. } = &mut *state;
-        let vm = vms.get_mut(&id).ok_or_else(|| not_found("VM", &handle.0))?;
-        let failure = faults.boot_failure(&vm.tag, vm.boots + 1);
-        tracing::debug!(vm = %handle.0, tag = %vm.tag, operation, "simulated cloud");
-        action(vm, self.clock.now(), failure)?;
+        let now = self.clock.now();
+        vms.update(id, |vm| {
+            let failure = faults.boot_failure(&vm.tag, vm.boots + 1);
+            tracing::debug!(vm = %handle.0, tag = %vm.tag, operation, "simulated cloud");
+            action(vm, now, failure)
+        })
+        .ok_or_else(|| not_found("VM", &handle.0))??;
         let saved = self.save(&state);
         drop(state);
         self.watchers.changed(&self.clock, transition);
@@ -280,13 +279,10 @@ impl SimulatedCloud {
             disk_gb: None,
         });
         let fits = |index: usize, host: &Host| {
-            let on_host = state.vms.values().filter(|vm| vm.host == index);
-            let (count, cpus, memory) = on_host.fold((0u32, 0u32, 0u64), |(n, c, m), vm| {
-                (n + 1, c + vm.cpus, m + vm.memory_mb)
-            });
-            count < host.max_vms
-                && cpus + size.cores <= host.cpus
-                && memory + size.ram_mb <= host.memory_mb
+            let taken = state.vms.host_use(index);
+            taken.vms < host.max_vms
+                && taken.cpus + size.cores <= host.cpus
+                && taken.memory_mb + size.ram_mb <= host.memory_mb
         };
         let hosts = self.inventory.hosts.iter().enumerate();
         let chosen = match &spec.host {
@@ -318,7 +314,7 @@ impl State {
             generation: 0,
             next_id: self.next_id,
             created: self.created,
-            vms: self.vms.clone(),
+            vms: self.vms.vms().clone(),
             control: self.control.clone(),
             networks: self.networks.clone(),
         }
@@ -328,42 +324,32 @@ impl State {
     fn restore(&mut self, saved: Snapshot) {
         self.next_id = saved.next_id;
         self.created = saved.created;
-        self.vms = saved.vms;
+        self.vms = Fleet::from_vms(saved.vms);
         self.control = saved.control;
         self.networks = saved.networks;
     }
 
-    fn find_tag(&self, tag: &str) -> Option<u64> {
-        self.vms
-            .iter()
-            .find(|(_, vm)| vm.tag == tag)
-            .map(|(id, _)| *id)
-    }
-
     /// Removes a VM and returns its addresses to their pools.
-    fn remove_vm(&mut self, id: u64) -> Option<SimVm> {
-        let vm = self.vms.remove(&id)?;
+    fn remove_vm(&mut self, id: u64) -> Option<Box<SimVm>> {
+        let vm = self.vms.remove(id)?;
         self.release(&vm.nics);
         // What the aggregate asked for goes with the VM, so that the
         // simulator holds nothing for VMs that are gone.
         if let Some(specs) = &mut self.specs {
-            specs.remove(&vm.tag);
+            specs.remove(&*vm.tag);
         }
         Some(vm)
     }
 
     /// Returns addresses to the pools they were leased from.
-    fn release(&mut self, nics: &[NicAddress]) {
+    fn release(&mut self, nics: &[Nic]) {
         for nic in nics {
-            let pool = match &nic.network {
+            let pool = match nic.link {
                 None => Some(&mut self.control),
-                Some(net) => parse_id(&net.0, "network")
-                    .ok()
-                    .and_then(|id| self.networks.get_mut(&id))
-                    .map(|n| &mut n.pool),
+                Some(slot) => self.networks.get_mut(&u64::from(slot)).map(|n| &mut n.pool),
             };
             if let Some(pool) = pool {
-                pool.release(&nic.ip);
+                pool.release(nic.ip);
             }
         }
     }
@@ -380,17 +366,19 @@ impl Compute for SimulatedCloud {
 
     fn create_vm(&self, spec: &VmSpec) -> Result<VmHandle, BackendError> {
         let mut state = self.enter("create")?;
-        if let Some(id) = state.find_tag(&spec.tag) {
+        if let Some(id) = state.vms.find_tag(&spec.tag) {
             return Ok(VmHandle(id.to_string()));
         }
         let (host, cpus, memory_mb) = self.place(&state, spec)?;
-        let mut nics = vec![state.control.lease()?];
+        let mut nics = vec![state.control.lease(None)?];
         for nic in &spec.networks {
             let net = &nic.network;
             let id = parse_id(&net.0, "network")?;
-            let leased = match state.networks.get_mut(&id) {
-                Some(network) => network.pool.lease_asked(nic.ip.as_deref()),
-                None => Err(not_found("network", &net.0)),
+            let leased = match (state.networks.get_mut(&id), u16::try_from(id)) {
+                (Some(network), Ok(slot)) => {
+                    network.pool.lease_asked(Some(slot), nic.ip.as_deref())
+                }
+                _ => Err(not_found("network", &net.0)),
             };
             match leased {
                 Ok(nic) => nics.push(nic),
@@ -408,7 +396,7 @@ impl Compute for SimulatedCloud {
         }
         let hostname = format!("{}-{id}.{}", crate::host_label(&spec.name, 40), self.domain);
         let mut vm = SimVm::new(
-            spec.tag.clone(),
+            &spec.tag,
             host,
             (cpus, memory_mb),
             hostname,
@@ -419,7 +407,7 @@ impl Compute for SimulatedCloud {
             vm.users.insert(user.urn.clone(), user.keys.clone());
         }
         tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
-        state.vms.insert(id, vm);
+        state.vms.insert(id, Box::new(vm));
         let saved = self.save(&state);
         drop(state);
         self.watchers.changed(&self.clock, self.delays.create);
@@ -428,13 +416,13 @@ impl Compute for SimulatedCloud {
 
     fn find_vm(&self, tag: &str) -> Result<Option<VmHandle>, BackendError> {
         let state = self.enter("find")?;
-        Ok(state.find_tag(tag).map(|id| VmHandle(id.to_string())))
+        Ok(state.vms.find_tag(tag).map(|id| VmHandle(id.to_string())))
     }
 
     fn observe(&self, vm: &VmHandle) -> Result<VmObservation, BackendError> {
         let state = self.enter("observe")?;
         let id = parse_id(&vm.0, "VM")?;
-        Ok(match state.vms.get(&id) {
+        Ok(match state.vms.get(id) {
             Some(vm) => vm.observe(),
             None => VmObservation {
                 state: VmState::Gone,
@@ -484,10 +472,11 @@ impl Compute for SimulatedCloud {
         let state = self.enter("list")?;
         Ok(state
             .vms
+            .vms()
             .iter()
             .map(|(id, vm)| TaggedVm {
                 handle: VmHandle(id.to_string()),
-                tag: vm.tag.clone(),
+                tag: vm.tag.to_string(),
             })
             .collect())
     }
@@ -504,12 +493,11 @@ impl Compute for SimulatedCloud {
             })?;
         let subnet = Subnet::parse(&format!("192.168.{slot}.0/24"))
             .map_err(|problem| BackendError::Permanent(problem.to_string()))?;
-        let handle = NetHandle(slot.to_string());
         state.networks.insert(
             slot,
             SavedNetwork {
                 tag: spec.tag.clone(),
-                pool: AddressPool::new(subnet, Some(handle.clone())),
+                pool: AddressPool::new(subnet),
             },
         );
         tracing::info!(network = slot, tag = %spec.tag, "simulated cloud created a link network");
@@ -520,10 +508,11 @@ impl Compute for SimulatedCloud {
     fn destroy_network(&self, net: &NetHandle) -> Result<(), BackendError> {
         let mut state = self.enter("destroy network")?;
         let id = parse_id(&net.0, "network")?;
-        let in_use = state
-            .vms
-            .values()
-            .any(|vm| vm.nics.iter().any(|nic| nic.network.as_ref() == Some(net)));
+        let in_use = state.vms.vms().values().any(|vm| {
+            vm.nics
+                .iter()
+                .any(|nic| nic.link.map(u64::from) == Some(id))
+        });
         if in_use {
             return Err(BackendError::Transient(format!(
                 "simulated network {id} still has VMs attached"

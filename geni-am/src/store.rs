@@ -60,6 +60,16 @@ const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
 /// How long a SQLite writer waits for another one before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 30_000;
 
+/// The memory SQLite may hold in this process, over every connection of
+/// every pool, before its page caches recycle their own pages instead of
+/// growing (`PRAGMA soft_heap_limit`; prepared statements and schemas are
+/// counted, never evicted). Each connection's cache would otherwise grow to
+/// 2 MiB (the default `cache_size`), and with the store larger than that
+/// the twenty-odd connections of the pools could hold about 40 MB between
+/// them (docs/PERFORMANCE.md, "A hundred thousand slivers reached"); the
+/// pages are in the operating system's file cache all the same.
+const SQLITE_SOFT_HEAP_LIMIT: i64 = 8 << 20;
+
 /// Advisory lock key that serialises schema migrations of several
 /// processes starting on one PostgreSQL database.
 const PG_MIGRATION_LOCK: i64 = 0x6765_6e69_616d;
@@ -408,10 +418,11 @@ impl ManageConnection for Manager {
             .and_then(|()| enable_wal(&mut conn))
             .and_then(|()| {
                 // Checkpoints run apart from the commits (see `checkpoint`).
-                conn.batch_execute(
+                conn.batch_execute(&format!(
                     "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
-                     PRAGMA wal_autocheckpoint = 0;",
-                )
+                     PRAGMA wal_autocheckpoint = 0; \
+                     PRAGMA soft_heap_limit = {SQLITE_SOFT_HEAP_LIMIT};",
+                ))
             })
             .map_err(r2d2::Error::QueryError)?;
         Ok(Conn::Sqlite(conn))
@@ -482,6 +493,24 @@ mod tests {
         let sqlite = Manager::new("sqlite:///tmp/a.db");
         assert!(!sqlite.postgres);
         assert_eq!(sqlite.url, "/tmp/a.db");
+    }
+
+    /// The `soft_heap_limit` pragma's answer.
+    #[derive(diesel::QueryableByName)]
+    struct SoftHeapLimit {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        soft_heap_limit: i64,
+    }
+
+    #[test]
+    fn sqlite_connections_share_a_bounded_heap() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.sqlite");
+        let store = Store::open(&path.to_string_lossy(), 2).expect("store");
+        let limit: Vec<SoftHeapLimit> = diesel::sql_query("PRAGMA soft_heap_limit")
+            .load(&mut *store.conn().expect("conn"))
+            .expect("pragma");
+        assert_eq!(limit[0].soft_heap_limit, SQLITE_SOFT_HEAP_LIMIT);
     }
 
     #[test]

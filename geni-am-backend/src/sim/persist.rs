@@ -34,7 +34,7 @@ pub struct Snapshot {
     /// How many VMs were ever created.
     pub created: u64,
     /// The VMs by id.
-    pub vms: BTreeMap<u64, SimVm>,
+    pub vms: BTreeMap<u64, Box<SimVm>>,
     /// The control network's leases.
     pub control: AddressPool,
     /// The link networks by slot.

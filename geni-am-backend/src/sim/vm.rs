@@ -2,6 +2,7 @@
 //! the timed transitions between phases (pending → off; booting → running
 //! or failed; stopping → off).
 
+use super::network::Nic;
 use crate::{BackendError, NicAddress, UserKeys, VmObservation, VmState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,53 +25,116 @@ enum Phase {
     Pending,
     Off,
     /// Booting; the boot ends in failure with the message when `Some`.
-    Booting(Option<String>),
+    Booting(Option<Box<str>>),
     Running,
     Stopping,
-    Failed(String),
+    Failed(Box<str>),
 }
 
-/// A VM of the simulated cloud.
+/// A VM of the simulated cloud. The simulator stands in for the cloud's
+/// own database, and a hundred thousand of them live in the aggregate's
+/// memory: strings are boxed (no spare capacity), the NICs are kept
+/// compact ([`Nic`]), and the state file reads and writes the layout of
+/// [`SavedVm`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "SavedVm", try_from = "SavedVm")]
 pub struct SimVm {
     /// The tag given at creation.
-    pub tag: String,
+    pub tag: Box<str>,
+    /// Its fully qualified host name.
+    pub hostname: Box<str>,
+    /// Its interfaces, the control network first.
+    pub nics: Box<[Nic]>,
+    /// Installed users and their keys.
+    pub users: BTreeMap<String, Vec<String>>,
+    /// Memory it takes, in MiB.
+    pub memory_mb: u64,
     /// Index of the host it is placed on.
     pub host: usize,
     /// CPU cores it takes.
     pub cpus: u32,
-    /// Memory it takes, in MiB.
-    pub memory_mb: u64,
-    /// Its fully qualified host name.
-    pub hostname: String,
-    /// Its interfaces, the control network first.
-    pub nics: Vec<NicAddress>,
-    /// Installed users and their keys.
-    pub users: BTreeMap<String, Vec<String>>,
     /// How many boots were started (numbers the failure draws).
     pub boots: u32,
     phase: Phase,
     since: Duration,
 }
 
+/// A VM as the state file keeps it: its addresses written out as the
+/// cloud reports them (the layout of the files of earlier releases).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedVm {
+    tag: String,
+    host: usize,
+    cpus: u32,
+    memory_mb: u64,
+    hostname: String,
+    nics: Vec<NicAddress>,
+    users: BTreeMap<String, Vec<String>>,
+    boots: u32,
+    phase: Phase,
+    since: Duration,
+}
+
+impl From<SimVm> for SavedVm {
+    fn from(vm: SimVm) -> SavedVm {
+        SavedVm {
+            tag: vm.tag.into(),
+            host: vm.host,
+            cpus: vm.cpus,
+            memory_mb: vm.memory_mb,
+            hostname: vm.hostname.into(),
+            nics: vm.nics.iter().map(Nic::address).collect(),
+            users: vm.users,
+            boots: vm.boots,
+            phase: vm.phase,
+            since: vm.since,
+        }
+    }
+}
+
+impl TryFrom<SavedVm> for SimVm {
+    type Error = String;
+
+    fn try_from(saved: SavedVm) -> Result<SimVm, String> {
+        let nics = saved
+            .nics
+            .iter()
+            .map(Nic::from_address)
+            .collect::<Result<_, _>>()
+            .map_err(|problem| format!("simulated VM {}: {problem}", saved.tag))?;
+        Ok(SimVm {
+            tag: saved.tag.into(),
+            hostname: saved.hostname.into(),
+            nics,
+            users: saved.users,
+            memory_mb: saved.memory_mb,
+            host: saved.host,
+            cpus: saved.cpus,
+            boots: saved.boots,
+            phase: saved.phase,
+            since: saved.since,
+        })
+    }
+}
+
 impl SimVm {
     /// A VM created at `now`, pending.
     pub fn new(
-        tag: String,
+        tag: &str,
         host: usize,
         (cpus, memory_mb): (u32, u64),
         hostname: String,
-        nics: Vec<NicAddress>,
+        nics: Vec<Nic>,
         now: Duration,
     ) -> SimVm {
         SimVm {
-            tag,
+            tag: tag.into(),
+            hostname: hostname.into_boxed_str(),
+            nics: nics.into_boxed_slice(),
+            users: BTreeMap::new(),
+            memory_mb,
             host,
             cpus,
-            memory_mb,
-            hostname,
-            nics,
-            users: BTreeMap::new(),
             boots: 0,
             phase: Phase::Pending,
             since: now,
@@ -92,6 +156,15 @@ impl SimVm {
         self.phase = next;
     }
 
+    /// True while a timed transition is to come (pending, booting,
+    /// stopping).
+    pub fn is_moving(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Pending | Phase::Booting(_) | Phase::Stopping
+        )
+    }
+
     /// The VM as the cloud reports it.
     pub fn observe(&self) -> VmObservation {
         let (state, message) = match &self.phase {
@@ -100,13 +173,13 @@ impl SimVm {
             Phase::Booting(_) => (VmState::Booting, "booting".to_owned()),
             Phase::Running => (VmState::Running, "running".to_owned()),
             Phase::Stopping => (VmState::Stopping, "powering off".to_owned()),
-            Phase::Failed(message) => (VmState::Failed, message.clone()),
+            Phase::Failed(message) => (VmState::Failed, message.to_string()),
         };
         VmObservation {
             state,
             message,
-            hostname: self.hostname.clone(),
-            addresses: self.nics.clone(),
+            hostname: self.hostname.to_string(),
+            addresses: self.nics.iter().map(Nic::address).collect(),
         }
     }
 
@@ -160,7 +233,7 @@ impl SimVm {
 
     fn begin_boot(&mut self, now: Duration, failure: Option<String>) -> Result<(), BackendError> {
         self.boots += 1;
-        self.enter(Phase::Booting(failure), now);
+        self.enter(Phase::Booting(failure.map(String::into_boxed_str)), now);
         Ok(())
     }
 
@@ -192,7 +265,7 @@ mod tests {
     }
 
     fn vm() -> SimVm {
-        SimVm::new("t".into(), 0, (1, 512), "n".into(), Vec::new(), at(0))
+        SimVm::new("t", 0, (1, 512), "n".into(), Vec::new(), at(0))
     }
 
     fn state(vm: &mut SimVm, now: Duration) -> VmState {
@@ -250,5 +323,38 @@ mod tests {
         vm.install_users(&[alice(&["k2"])]).unwrap();
         assert_eq!(vm.users["alice"], vec!["k2".to_owned()]);
         assert!(vm.users["bob"].is_empty());
+    }
+
+    #[test]
+    fn a_vm_reads_and_writes_the_state_file_layout_of_earlier_releases() {
+        let saved = serde_json::json!({
+            "tag": "urn:publicid:IDN+geni-am.test+sliver+1",
+            "host": 1,
+            "cpus": 2,
+            "memory_mb": 2048,
+            "hostname": "node-a-7.sim.geni-am.test",
+            "nics": [
+                {"network": null, "ip": "10.10.0.9", "mac": "02:00:0a:0a:00:09",
+                 "netmask": "255.255.0.0"},
+                {"network": "3", "ip": "10.0.0.1", "mac": "02:00:0a:00:00:01",
+                 "netmask": null}
+            ],
+            "users": {"alice": ["ssh-ed25519 AAAA"]},
+            "boots": 1,
+            "phase": {"Booting": "disk image corrupt"},
+            "since": {"secs": 4, "nanos": 0}
+        });
+        let vm: SimVm = serde_json::from_value(saved.clone()).unwrap();
+        assert_eq!(vm.nics[1].link, Some(3));
+        assert_eq!(
+            vm.observe().addresses[0].netmask.as_deref(),
+            Some("255.255.0.0")
+        );
+        assert_eq!(serde_json::to_value(&vm).unwrap(), saved);
+
+        let mut broken = saved;
+        broken["nics"][0]["ip"] = "10.10.0".into();
+        let err = serde_json::from_value::<SimVm>(broken).unwrap_err();
+        assert!(err.to_string().contains("not an IPv4 address"), "{err}");
     }
 }

@@ -73,6 +73,7 @@ impl ServeArgs {
 }
 
 fn serve(config: Config) -> anyhow::Result<()> {
+    service::memory::bound_arenas();
     let trust = server::load_trust(&config.server)?;
     let bound = server::bind(&config.server, Arc::clone(&trust))?;
     let addr = bound.local_addr()?;
