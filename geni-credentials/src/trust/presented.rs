@@ -2,7 +2,7 @@
 //! keys the trust store's caches file it under computed once: the
 //! fingerprint of the whole chain and that of its leaf alone (each a
 //! [`chain_key`]). A server's handshake computes them for its own cache of
-//! verdicts ([`crate::handshake`]) and hands the chain on to the check
+//! verdicts (the handshake module) and hands the chain on to the check
 //! after the handshake, so the certificates are encoded and hashed once
 //! per connection instead of three times.
 
@@ -80,14 +80,20 @@ fn keys<'c>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::devca::Authority;
+    use crate::cert::parse_chain;
     use std::iter::once;
+
+    /// The first certificate of a file of the corpus's gcf test CA.
+    fn gcf(file: &str) -> X509 {
+        let path = crate::corpus().join("creds/certs/gcf-test-ca").join(file);
+        parse_chain(&std::fs::read(path).unwrap()).unwrap()[0]
+            .x509()
+            .clone()
+    }
 
     #[test]
     fn the_keys_are_those_of_the_chain_and_of_its_leaf_alone() {
-        let root = Authority::root("geni-am.test", "sa").unwrap();
-        let alice = root.user("alice").unwrap();
-        let (leaf, issuer) = (alice.cert().x509(), root.cert().x509());
+        let (leaf, issuer) = (&gcf("alice-cert.pem"), &gcf("ch-cert.pem"));
         let presented = PresentedChain::new(vec![leaf.clone(), issuer.clone()]).unwrap();
         assert_eq!(
             presented.chain_key(),
