@@ -20,10 +20,12 @@ pub const TRIM_THRESHOLD: usize = 4 << 20;
 
 /// The arenas the allocator may create: threads beyond that share them.
 /// Each arena keeps its own free space; glibc's default is eight per core.
-/// Two cost about 9 % more server CPU under a hundred clients than four,
-/// which cost none measurable and held 100,000 slivers in 91 MB
-/// (docs/PERFORMANCE.md, "A hundred thousand slivers reached").
-pub const MAX_ARENAS: i32 = 4;
+/// Two and four cost server CPU under a hundred clients (threads waiting
+/// for an arena: 9 % more CPU with two; with four, 5–20 % fewer
+/// lifecycles/s in an open load); eight kept the rate of glibc's sixteen and
+/// held 100,000 slivers in 93 MB at rest, as four did (docs/PERFORMANCE.md,
+/// "A hundred thousand slivers reached" and "The third session's merge").
+pub const MAX_ARENAS: i32 = 8;
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod glibc {
