@@ -16,27 +16,23 @@ c=$("$(dirname "$0")/bench-config.sh" "$B" "$d" "$port")
 sed -i 's/^cpus = 1000$/cpus = 100000/; s/^memory_mb = 1048576$/memory_mb = 104857600/; s/^max_vms = 1000$/max_vms = 100000/' "$c"
 sed -i '/^state_file = /d' "$c"
 sed -i "s/^\[backend.sim\]$/[backend.sim]\ncontrol_subnet = \"10.10.0.0\/15\"/" "$c"
-RUST_LOG=warn "$B" serve --config "$c" 2>"$d/serve.log" & serve=$!
-trap 'kill $serve 2>/dev/null || true' EXIT
-until "$B" bench --config "$c" --getversion --clients 1 --calls 1 >/dev/null 2>&1; do
-  kill -0 $serve || exit 1; sleep 0.2
-done
+. "$(dirname "$0")/bench-serve.sh"
+serve_bench "$B" "$c" "$d"
 sleep 15
-mem() { awk '/VmRSS/{r=$2} /RssAnon/{a=$2} END{printf "RSS %.1f MB (anonymous %.1f)", r / 1024, a / 1024}' /proc/$serve/status; }
 slivers() { sqlite3 -readonly "$d/geni-am.sqlite" 'SELECT count(*) FROM slivers' 2>/dev/null || echo '?'; }
-echo "idle: $(mem); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "idle: $(mem); load $(load)"
 "$B" bench --config "$c" --populate "$n" --clients 4 --ready-timeout 7200 "$@" >"$d/bench.log" 2>&1 & bench=$!
 trap 'kill $bench 2>/dev/null || true' TERM INT
 start=$(date +%s)
 while kill -0 $bench 2>/dev/null; do
   sleep 30 & wait $! || true
   kill -0 $bench 2>/dev/null || break
-  echo "$(( $(date +%s) - start )) s: $(mem); $(slivers) slivers; load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "$(( $(date +%s) - start )) s: $(mem); $(slivers) slivers; load $(load)"
 done
 wait $bench 2>/dev/null || true
 trap 'kill $serve 2>/dev/null || true' EXIT
 tail -n5 "$d/bench.log"
 echo "$(slivers) slivers; right after ($(( $(date +%s) - start )) s): $(mem)"
 sleep 20; echo "+20 s: $(mem)"
-sleep 60; echo "+80 s: $(mem); load $(cut -d' ' -f1-3 /proc/loadavg)"
-kill $serve; wait $serve 2>/dev/null || true
+sleep 60; echo "+80 s: $(mem); load $(load)"
+stop_server
