@@ -335,7 +335,7 @@ pub struct VmObservation {
     pub addresses: Vec<NicAddress>,
 }
 
-/// A VM carrying this aggregate's tag, as listed by [`Compute::list_vms`].
+/// A VM carrying this aggregate's tag, as listed by [`Compute::visit_vms`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaggedVm {
     /// The cloud's handle.
@@ -444,8 +444,20 @@ pub trait Compute: Send + Sync {
     /// destroying a VM that is already gone succeeds.
     fn destroy(&self, vm: &VmHandle) -> Result<(), BackendError>;
 
-    /// Every VM carrying a tag of this aggregate.
-    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError>;
+    /// Hands `visit` every VM carrying a tag of this aggregate, one at a
+    /// time as the backend reads them (a page at a time where the cloud
+    /// pages its listings), so that a caller need not hold a hundred
+    /// thousand of them at once. A VM created or destroyed while the
+    /// listing runs may be missed, and one may be handed over twice.
+    fn visit_vms(&self, visit: &mut dyn FnMut(TaggedVm)) -> Result<(), BackendError>;
+
+    /// Every VM carrying a tag of this aggregate, in one list (see
+    /// [`Compute::visit_vms`]).
+    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
+        let mut vms = Vec::new();
+        self.visit_vms(&mut |vm| vms.push(vm))?;
+        Ok(vms)
+    }
 
     /// Creates the network for one link, or returns the one carrying
     /// `spec.tag`, with the VLAN tag that carries it.

@@ -468,17 +468,15 @@ impl Compute for SimulatedCloud {
         saved
     }
 
-    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
+    fn visit_vms(&self, visit: &mut dyn FnMut(TaggedVm)) -> Result<(), BackendError> {
         let state = self.enter("list")?;
-        Ok(state
-            .vms
-            .vms()
-            .iter()
-            .map(|(id, vm)| TaggedVm {
+        for (id, vm) in state.vms.vms() {
+            visit(TaggedVm {
                 handle: VmHandle(id.to_string()),
                 tag: vm.tag.to_string(),
-            })
-            .collect())
+            });
+        }
+        Ok(())
     }
 
     fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {

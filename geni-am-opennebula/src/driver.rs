@@ -39,6 +39,10 @@ use reservation::{AddressBlock, reservation};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
+/// VMs per `one.vmpool.info` page when the jobs list every VM
+/// ([`Compute::visit_vms`]), so that a listing holds one page at a time.
+const LIST_PAGE: usize = 500;
+
 /// A source of the current time in epoch seconds (tests pass their own).
 pub type Clock = Box<dyn Fn() -> i64 + Send + Sync>;
 
@@ -174,19 +178,30 @@ impl OpenNebulaCloud {
         Ok(*self.version.get_or_init(|| version))
     }
 
-    /// This aggregate's live VMs (not DONE) with their tags, newest first.
+    /// This aggregate's live VMs (not DONE) with their tags, newest first,
+    /// from one listing of the whole pool: a consistent picture, for
+    /// finding a VM and counting the capacity held.
     fn tagged_vms(&self) -> Result<Vec<(VmDoc, String)>, BackendError> {
         let params = [-3, -1, -1, -1].map(Param::Int);
-        let xml = self.document("one.vmpool.info", &params)?;
-        let pool = docs::parse_vm_pool(&xml).map_err(unreadable)?;
+        let pool = self.vm_pool(&params)?;
         Ok(pool
             .into_iter()
             .filter_map(|vm| {
-                let labels = vm.labels.as_deref()?;
-                let tag = names::tag_from_labels(&self.config.label, labels)?.to_owned();
+                let tag = self.tag_of(&vm)?.to_owned();
                 Some((vm, tag))
             })
             .collect())
+    }
+
+    /// The VMs `one.vmpool.info` lists with `params`.
+    fn vm_pool(&self, params: &[Param]) -> Result<Vec<VmDoc>, BackendError> {
+        let xml = self.document("one.vmpool.info", params)?;
+        docs::parse_vm_pool(&xml).map_err(unreadable)
+    }
+
+    /// The tag of this aggregate `vm` carries, if any.
+    fn tag_of<'a>(&self, vm: &'a VmDoc) -> Option<&'a str> {
+        names::tag_from_labels(&self.config.label, vm.labels.as_deref()?)
     }
 
     /// The usable hosts, remembering their ids by component URN.
@@ -708,15 +723,27 @@ impl Compute for OpenNebulaCloud {
         }
     }
 
-    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
-        Ok(self
-            .tagged_vms()?
-            .into_iter()
-            .map(|(vm, tag)| TaggedVm {
-                handle: VmHandle(vm.id.to_string()),
-                tag,
-            })
-            .collect())
+    fn visit_vms(&self, visit: &mut dyn FnMut(TaggedVm)) -> Result<(), BackendError> {
+        // oned's pagination: `start` is the offset of the first row and
+        // `-end` the size of the page (OPENNEBULA.md, 2.5). Rows inserted
+        // or removed before the offset between two pages shift the rest,
+        // hence a VM missed or seen twice, as the trait allows.
+        for offset in (0..i32::MAX).step_by(LIST_PAGE) {
+            let params = [-3, offset, -(LIST_PAGE as i32), -1].map(Param::Int);
+            let pool = self.vm_pool(&params)?;
+            for vm in &pool {
+                if let Some(tag) = self.tag_of(vm) {
+                    visit(TaggedVm {
+                        handle: VmHandle(vm.id.to_string()),
+                        tag: tag.to_owned(),
+                    });
+                }
+            }
+            if pool.len() < LIST_PAGE {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {

@@ -305,6 +305,50 @@ fn a_crash_between_create_and_store_never_creates_a_second_vm() {
     );
 }
 
+/// A pool of the recorded VM `count` times, ids from `first` down, each
+/// labelled with this aggregate's tag `urn:…+sliver+<id>`.
+fn tagged_pool(first: i64, count: i64) -> String {
+    let vms: String = (0..count)
+        .map(|n| {
+            let id = first - n;
+            let tag = format!("urn:publicid:IDN+am.example+sliver+{id}");
+            let pool = labelled_pool(id, &names::vm_label("geni-am", &tag));
+            let start = pool.find("<VM>").unwrap();
+            let end = pool.rfind("</VM>").unwrap() + "</VM>".len();
+            pool[start..end].to_owned()
+        })
+        .collect();
+    format!("<VM_POOL>{vms}</VM_POOL>")
+}
+
+#[test]
+fn every_vm_is_listed_a_page_at_a_time() {
+    let f = fixture();
+    let page = LIST_PAGE as i64;
+    f.rpc
+        .document("one.vmpool.info", &tagged_pool(2 * page + 1, page));
+    f.rpc
+        .document("one.vmpool.info", &tagged_pool(page + 1, page));
+    f.rpc.document("one.vmpool.info", &tagged_pool(1, 1));
+    let mut tags = Vec::new();
+    f.cloud.visit_vms(&mut |vm| tags.push(vm.tag)).unwrap();
+    assert_eq!(tags.len(), 2 * LIST_PAGE + 1);
+    assert_eq!(tags[0], "urn:publicid:IDN+am.example+sliver+1001");
+    assert_eq!(tags[2 * LIST_PAGE], "urn:publicid:IDN+am.example+sliver+1");
+    let offsets: Vec<_> = f.rpc.take_sent().into_iter().map(|s| s.params).collect();
+    let paged = |offset| [-3, offset, -(LIST_PAGE as i32), -1].map(Param::Int);
+    assert_eq!(
+        offsets,
+        [paged(0), paged(500), paged(1000)],
+        "offset and page size"
+    );
+    // A last page that is full is followed by an empty one.
+    f.rpc.document("one.vmpool.info", &tagged_pool(page, page));
+    f.rpc.document("one.vmpool.info", "<VM_POOL></VM_POOL>");
+    assert_eq!(f.cloud.list_vms().unwrap().len(), LIST_PAGE);
+    assert!(f.rpc.is_done());
+}
+
 fn observe_recorded(f: &Fixture, name: &str) -> VmObservation {
     f.rpc.recorded("one.vm.info", name);
     f.cloud.observe(&VmHandle("0".into())).unwrap()

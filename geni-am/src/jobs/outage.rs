@@ -174,8 +174,8 @@ impl Compute for Watched {
         self.note("destroy", self.inner.destroy(vm))
     }
 
-    fn list_vms(&self) -> Result<Vec<TaggedVm>, BackendError> {
-        self.note("list_vms", self.inner.list_vms())
+    fn visit_vms(&self, visit: &mut dyn FnMut(TaggedVm)) -> Result<(), BackendError> {
+        self.note("list_vms", self.inner.visit_vms(visit))
     }
 
     fn create_network(&self, spec: &NetSpec) -> Result<LinkNetwork, BackendError> {

@@ -54,7 +54,7 @@ pub fn run(cx: &Context, signal: &StopSignal) {
         // The rings of the gap are answered by this round.
         seen = cx.followers.rings();
         last_round = Instant::now();
-        if cx.backend.is_away() && cx.backend.list_vms().is_err() {
+        if cx.backend.is_away() && cx.backend.visit_vms(&mut |_| {}).is_err() {
             wait = interval;
             continue;
         }

@@ -4,10 +4,12 @@
 //! those of deleted slivers whose jobs are still queued or running are
 //! left to their destroy job, without a word. Provisioned slivers
 //! whose VM vanished from the backend become `geni_failed` (unless a job
-//! changed them since they were read). The live slivers are read a page
-//! at a time: an aggregate of a hundred thousand slivers held them all at
-//! once, some 200 MB, every round (docs/PERFORMANCE.md, "Memory: a hundred
-//! thousand slivers").
+//! changed them since they were read). Neither side is held whole: the
+//! live slivers are read a page at a time, and of the VMs listed only a
+//! hash of each tag is kept (8 bytes a VM, where the listing itself held
+//! some 150), with a second listing for the handles of the leaks when
+//! there are any (docs/PERFORMANCE.md, "Memory: a hundred thousand
+//! slivers" and "The reconciler's round at a hundred thousand").
 
 use super::error::JobError;
 use super::{Context, StopSignal};
@@ -15,8 +17,10 @@ use crate::model::{AllocationState, OperationalState};
 use crate::store::slivers::{Observation, SliverRow};
 use chrono::Utc;
 use geni_am_backend::Compute as _;
-use geni_am_backend::{TaggedVm, VmHandle, VmState};
+use geni_am_backend::{VmHandle, VmState};
 use std::collections::HashSet;
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 use std::ops::Range;
 use std::time::Duration;
 
@@ -46,17 +50,14 @@ pub fn run(cx: &Context, signal: &StopSignal) {
 /// backend says that VM is gone.
 fn reconcile_once(cx: &Context) -> Result<(), JobError> {
     let busy = cx.store.slivers_with_pending_jobs()?;
-    let mut vms = cx.backend.list_vms()?;
-    vms.sort_unstable_by(|a, b| a.tag.cmp(&b.tag));
-    let mut owned = vec![false; vms.len()];
+    let mut listed = ListedTags::new();
+    cx.backend.visit_vms(&mut |vm| listed.add(&vm.tag))?;
+    listed.sort();
     let mut after: Option<String> = None;
     loop {
         let page = cx.store.live_slivers_page(after.as_deref(), PAGE)?;
         for sliver in &page {
-            let listed = listed(&vms, &sliver.urn);
-            let unlisted = listed.is_empty();
-            owned[listed].fill(true);
-            if unlisted && !busy.contains(&sliver.urn) {
+            if !listed.own(&sliver.urn) && !busy.contains(&sliver.urn) {
                 fail_if_vanished(cx, sliver)?;
             }
         }
@@ -70,18 +71,86 @@ fn reconcile_once(cx: &Context) -> Result<(), JobError> {
     // first.
     let mut pending = busy;
     pending.extend(cx.store.slivers_with_pending_jobs()?);
-    for vm in leaks(&vms, &owned, &pending) {
+    let unowned = listed.unowned(&pending);
+    if unowned.is_empty() {
+        return Ok(());
+    }
+    let mut leaks = Vec::new();
+    cx.backend.visit_vms(&mut |vm| {
+        if unowned.contains(&listed.hash(&vm.tag)) && !pending.contains(&vm.tag) {
+            leaks.push(vm);
+        }
+    })?;
+    for vm in leaks {
         tracing::warn!(vm = %vm.handle.0, tag = %vm.tag, "destroying a VM no live sliver owns");
         cx.backend.destroy(&vm.handle)?;
     }
     Ok(())
 }
 
-/// The indexes of the VMs of `vms` (sorted by tag) tagged `urn`.
-fn listed(vms: &[TaggedVm], urn: &str) -> Range<usize> {
-    let first = vms.partition_point(|vm| vm.tag.as_str() < urn);
-    let end = vms.partition_point(|vm| vm.tag.as_str() <= urn);
-    first..end
+/// The tags of the VMs listed, as hashes under keys of this round, sorted,
+/// each marked once a live sliver owns it. Two tags of one hash are one:
+/// a live sliver's tag then owns both VMs, so a collision can only spare a
+/// leak for a round (the keys change every round), never destroy a VM
+/// that a sliver owns.
+struct ListedTags {
+    keys: RandomState,
+    hashes: Vec<u64>,
+    owned: Vec<bool>,
+}
+
+impl ListedTags {
+    fn new() -> ListedTags {
+        ListedTags {
+            keys: RandomState::new(),
+            hashes: Vec::new(),
+            owned: Vec::new(),
+        }
+    }
+
+    fn hash(&self, tag: &str) -> u64 {
+        self.keys.hash_one(tag)
+    }
+
+    fn add(&mut self, tag: &str) {
+        self.hashes.push(self.hash(tag));
+    }
+
+    /// Done once every tag is added, before [`ListedTags::own`].
+    fn sort(&mut self) {
+        self.hashes.sort_unstable();
+        self.owned = vec![false; self.hashes.len()];
+    }
+
+    /// The indexes of the VMs tagged `tag`.
+    fn of(&self, tag: &str) -> Range<usize> {
+        let hash = self.hash(tag);
+        let first = self.hashes.partition_point(|h| *h < hash);
+        let end = self.hashes.partition_point(|h| *h <= hash);
+        first..end
+    }
+
+    /// Marks the VMs tagged `urn` as a live sliver's; whether there were any.
+    fn own(&mut self, urn: &str) -> bool {
+        let vms = self.of(urn);
+        let found = !vms.is_empty();
+        self.owned[vms].fill(true);
+        found
+    }
+
+    /// The hashes of the tags of VMs that are leaks: not owned by a live
+    /// sliver, and not of a deleted sliver whose jobs are `pending` (its
+    /// destroy job is queued, or a job still running will be followed by
+    /// it).
+    fn unowned(&self, pending: &HashSet<String>) -> HashSet<u64> {
+        let pending: HashSet<u64> = pending.iter().map(|urn| self.hash(urn)).collect();
+        self.hashes
+            .iter()
+            .zip(&self.owned)
+            .filter(|(hash, owned)| !**owned && !pending.contains(hash))
+            .map(|(hash, _)| *hash)
+            .collect()
+    }
 }
 
 /// Records `sliver` as failed if it is provisioned, not failed, had a VM,
@@ -109,32 +178,18 @@ fn fail_if_vanished(cx: &Context, sliver: &SliverRow) -> Result<(), JobError> {
     Ok(())
 }
 
-/// The VMs of `vms` that are leaks: not `owned` by a live sliver (by
-/// index), and not the VM of a deleted sliver whose jobs are `pending`
-/// (its destroy job is queued, or a job still running will be followed by
-/// it).
-fn leaks<'a>(
-    vms: &'a [TaggedVm],
-    owned: &'a [bool],
-    pending: &'a HashSet<String>,
-) -> impl Iterator<Item = &'a TaggedVm> {
-    vms.iter()
-        .zip(owned)
-        .filter(|(vm, owned)| !**owned && !pending.contains(&vm.tag))
-        .map(|(vm, _)| vm)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{leaks, listed};
-    use geni_am_backend::{TaggedVm, VmHandle};
+    use super::ListedTags;
     use std::collections::HashSet;
 
-    fn vm(id: &str, tag: &str) -> TaggedVm {
-        TaggedVm {
-            handle: VmHandle(id.into()),
-            tag: tag.into(),
+    fn listed(tags: &[&str]) -> ListedTags {
+        let mut listed = ListedTags::new();
+        for tag in tags {
+            listed.add(tag);
         }
+        listed.sort();
+        listed
     }
 
     fn set(urns: &[&str]) -> HashSet<String> {
@@ -143,37 +198,32 @@ mod tests {
 
     #[test]
     fn only_vms_of_no_live_sliver_and_no_pending_job_are_leaks() {
-        let vms = [
-            vm("1", "urn:live"),
-            vm("2", "urn:deleted-destroy-queued"),
-            vm("3", "urn:forgotten"),
-        ];
-        let owned = [true, false, false];
-        let pending = set(&["urn:deleted-destroy-queued"]);
-        let found: Vec<&str> = leaks(&vms, &owned, &pending)
-            .map(|vm| vm.handle.0.as_str())
-            .collect();
-        assert_eq!(found, ["3"]);
+        let mut vms = listed(&["urn:live", "urn:deleted-destroy-queued", "urn:forgotten"]);
+        assert!(vms.own("urn:live"));
+        let leaks = vms.unowned(&set(&["urn:deleted-destroy-queued"]));
+        assert_eq!(leaks, HashSet::from([vms.hash("urn:forgotten")]));
     }
 
     #[test]
     fn a_deleted_slivers_vm_is_a_leak_once_its_jobs_are_over() {
-        let vms = [vm("2", "urn:deleted")];
-        assert_eq!(leaks(&vms, &[false], &set(&[])).count(), 1);
+        let vms = listed(&["urn:deleted"]);
+        assert_eq!(
+            vms.unowned(&set(&[])),
+            HashSet::from([vms.hash("urn:deleted")])
+        );
     }
 
     #[test]
-    fn the_vms_of_a_sliver_are_found_in_the_vms_sorted_by_tag() {
-        let vms = [
-            vm("1", "urn:a"),
-            vm("2", "urn:b"),
-            vm("3", "urn:b"),
-            vm("4", "urn:c"),
-        ];
-        assert_eq!(listed(&vms, "urn:b"), 1..3, "both VMs carrying its tag");
-        assert_eq!(listed(&vms, "urn:a"), 0..1);
-        assert!(listed(&vms, "urn:bb").is_empty());
-        assert!(listed(&vms, "urn:d").is_empty());
-        assert!(listed(&[], "urn:a").is_empty());
+    fn a_live_sliver_owns_every_vm_carrying_its_tag_and_no_other() {
+        let mut vms = listed(&["urn:a", "urn:b", "urn:b", "urn:c"]);
+        assert_eq!(vms.of("urn:b").len(), 2, "both VMs carrying its tag");
+        assert_eq!(vms.of("urn:a").len(), 1);
+        assert!(!vms.own("urn:bb"));
+        assert!(!vms.own("urn:d"));
+        assert!(vms.own("urn:b"));
+        let leaks = vms.unowned(&set(&[]));
+        let expected = HashSet::from([vms.hash("urn:a"), vms.hash("urn:c")]);
+        assert_eq!(leaks, expected, "the two VMs of urn:b are owned");
+        assert!(!listed(&[]).own("urn:a"));
     }
 }

@@ -180,7 +180,7 @@ pub fn of_slice(conn: &mut Conn, slice_urn: &str) -> StoreResult<Vec<SliverRow>>
 /// at a time, so that a reader of all of them never holds them all.
 pub fn live_page(conn: &mut Conn, after: Option<&str>, limit: i64) -> StoreResult<Vec<SliverRow>> {
     Ok(slivers::table
-        .filter(super::filters::live_sliver())
+        .filter(super::filters::live_sliver_by_urn())
         .filter(slivers::urn.gt(after.unwrap_or_default()))
         .order(slivers::urn)
         .limit(limit)
