@@ -724,9 +724,9 @@ impl Compute for OpenNebulaCloud {
     }
 
     fn visit_vms(&self, visit: &mut dyn FnMut(TaggedVm)) -> Result<(), BackendError> {
-        // oned's pagination: `start` is the offset of the first row and
-        // `-end` the size of the page (OPENNEBULA.md, 2.5). Rows inserted
-        // or removed before the offset between two pages shift the rest,
+        // oned's pagination: with `end` below -1, `start` is the offset of
+        // the first row and `-end` the size of the page. Rows inserted or
+        // removed before the offset between two pages shift the rest,
         // hence a VM missed or seen twice, as the trait allows.
         for offset in (0..i32::MAX).step_by(LIST_PAGE) {
             let params = [-3, offset, -(LIST_PAGE as i32), -1].map(Param::Int);
