@@ -20,9 +20,11 @@
 //! and then sign through the built-in methods: TLS handshakes and
 //! messages (`EVP_DigestSign`) work, but OpenSSL 3.0 cannot sign an X.509
 //! structure (a certificate) so, since it asks the signing context for the
-//! algorithm identifier as a provider parameter. A process that issues
-//! certificates must not register the engine: `geni-am serve` registers
-//! it, the commands that issue certificates do not.
+//! algorithm identifier as a provider parameter. A process must not
+//! register the engine before it has issued its certificates: `geni-am
+//! serve` issues none and registers it at start, `geni-am bench` once the
+//! certificates of its run are issued, and the other commands that issue
+//! certificates never.
 
 use crate::openssl_glue;
 use std::sync::OnceLock;
@@ -33,8 +35,9 @@ const REBUILDING_DECODERS: std::ops::Range<i64> = 0x3000_0000..0x3020_0000;
 
 /// Makes the process decode and use RSA and EC keys with OpenSSL's
 /// built-in methods when its OpenSSL is one that rebuilds decoders (see
-/// the module documentation); whether they are. Call it once at start,
-/// before any thread uses OpenSSL; later calls return the first answer.
+/// the module documentation); whether they are. Call it before the
+/// threads that use OpenSSL start, and after the last certificate this
+/// process issues; later calls return the first answer.
 pub fn use_builtin_key_methods() -> bool {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     *REGISTERED.get_or_init(|| {
