@@ -107,6 +107,10 @@ pub struct ServerConfig {
     /// HTTP worker threads; 0 means one per CPU.
     #[serde(default)]
     pub workers: usize,
+    /// Threads each HTTP worker runs calls on (decoding, credentials, the
+    /// store); a call waits for one when all are busy.
+    #[serde(default = "default_call_threads")]
+    pub call_threads: usize,
     /// Seconds an idle keep-alive connection stays open.
     #[serde(default = "default_keep_alive_secs")]
     pub keep_alive_secs: u64,
@@ -366,6 +370,17 @@ impl Default for StoreConfig {
 
 fn default_body_limit() -> usize {
     16 << 20
+}
+
+/// Eight per worker: more than the request pool's connections
+/// (`store.pool_size`) across two workers, so calls that need no store run
+/// while eight wait for it. actix's own default, 512 divided by the CPUs,
+/// started a thread per call in flight: 130 threads under a hundred
+/// clients, 17 MB more resident than idle after the load against 11 MB
+/// with eight, and more server CPU per lifecycle in an open load
+/// (docs/PERFORMANCE.md, "Memory after a load, bounded").
+fn default_call_threads() -> usize {
+    8
 }
 
 fn default_keep_alive_secs() -> u64 {

@@ -172,7 +172,10 @@ impl Bound {
         // A hard bound on open sockets, refused ones included: the
         // admission cap plus a quarter, shared out among the workers.
         let per_worker = (config.max_connections + config.max_connections / 4) / workers + 1;
-        server = server.workers(workers).max_connections(per_worker);
+        server = server
+            .workers(workers)
+            .max_connections(per_worker)
+            .worker_max_blocking_threads(config.call_threads);
         Ok(server.listen_openssl(listener, tls)?.run())
     }
 }

@@ -33,6 +33,7 @@ fn calls_over_tls_reach_the_handlers() {
         trust_roots: trusted,
         body_limit: 4 << 20,
         workers: 1,
+        call_threads: 8,
         keep_alive_secs: 30,
         shutdown_timeout_secs: 1,
         request_timeout_secs: 30,

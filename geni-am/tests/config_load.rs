@@ -205,6 +205,11 @@ const MISTAKES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "[server]",
+        "[server]\ncall_threads = 0",
+        &["server.call_threads", "at least 1"],
+    ),
+    (
+        "[server]",
         "[server]\nmax_connections = 0",
         &["server.max_connections", "at least 1"],
     ),

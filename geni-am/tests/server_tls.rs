@@ -83,6 +83,7 @@ impl Setup {
             trust_roots: dir.path().join("trusted"),
             body_limit,
             workers: 1,
+            call_threads: 8,
             keep_alive_secs: 30,
             shutdown_timeout_secs: 1,
             request_timeout_secs: 30,

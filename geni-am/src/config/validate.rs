@@ -241,6 +241,7 @@ fn validate_server(server: &ServerConfig) -> Result<(), Problem> {
             format!("{} bytes is more than the 1 GiB allowed", server.body_limit),
         ));
     }
+    at_least_one("server.call_threads", server.call_threads as u64)?;
     at_least_one("server.keep_alive_secs", server.keep_alive_secs)?;
     at_least_one("server.request_timeout_secs", server.request_timeout_secs)?;
     if server.request_timeout_secs > MAX_DURATION_SECS {
