@@ -18,13 +18,14 @@ mod call_log;
 mod handler;
 mod routes;
 pub mod tls;
+mod unpin;
 mod watchdog;
 
 pub use handler::{Content, Dispatch, Endpoint, Handler, Response};
 pub use tls::PeerIdentity;
 
 use crate::config::{ServerConfig, TlsFileError, TlsIdentity};
-use actix_web::dev::ServerHandle;
+use actix_web::dev::{ServerHandle, Service};
 use actix_web::{App, HttpServer, web};
 use geni_credentials::{TrustLoadError, TrustStore};
 use std::net::{SocketAddr, TcpListener};
@@ -158,6 +159,12 @@ impl Bound {
         };
         let mut server = HttpServer::new(move || {
             App::new()
+                // Before any route reads them, so that the requests actix
+                // keeps for reuse hold no connection's read buffer.
+                .wrap_fn(|mut request, service| {
+                    unpin::unpin(&mut request.head_mut().headers);
+                    service.call(request)
+                })
                 .app_data(state.clone())
                 .configure(routes::configure)
         })
