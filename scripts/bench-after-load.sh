@@ -9,10 +9,8 @@
 set -euo pipefail
 B=$1; port=$2; shift 2
 args=("$@"); [ ${#args[@]} -gt 0 ] || args=(--clients 100 --lifecycles 3 --ready-timeout 120)
-d=/tmp/bench-run-$port
-c=$("$(dirname "$0")/bench-config.sh" "$B" "$d" "$port")
 . "$(dirname "$0")/bench-serve.sh"
-serve_bench "$B" "$c" "$d"
+serve_fresh "$B" "$port"
 sleep 15
 echo "idle: $(mem); load $(load)"
 "$B" bench --config "$c" "${args[@]}"

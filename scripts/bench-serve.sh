@@ -13,6 +13,15 @@ serve_bench() {
   done
 }
 
+# serve_fresh BINARY PORT: a fresh scripts/bench-config.sh configuration
+# in /tmp/bench-run-PORT (the directory in $d, the file in $c), served as
+# serve_bench serves it.
+serve_fresh() {
+  d=/tmp/bench-run-$2
+  c=$("$(dirname "${BASH_SOURCE[0]}")/bench-config.sh" "$1" "$d" "$2")
+  serve_bench "$1" "$c" "$d"
+}
+
 # The server's resident and anonymous resident size.
 mem() { awk '/VmRSS/{r=$2} /RssAnon/{a=$2} END{printf "RSS %.1f MB (anonymous %.1f)", r / 1024, a / 1024}' /proc/$serve/status; }
 

@@ -50,9 +50,7 @@ pub fn run(cx: &Context, signal: &StopSignal) {
 /// backend says that VM is gone.
 fn reconcile_once(cx: &Context) -> Result<(), JobError> {
     let busy = cx.store.slivers_with_pending_jobs()?;
-    let mut listed = ListedTags::new();
-    cx.backend.visit_vms(&mut |vm| listed.add(&vm.tag))?;
-    listed.sort();
+    let mut listed = ListedTags::gather(|add| cx.backend.visit_vms(&mut |vm| add(&vm.tag)))?;
     let mut after: Option<String> = None;
     loop {
         let page = cx.store.live_slivers_page(after.as_deref(), PAGE)?;
@@ -100,26 +98,23 @@ struct ListedTags {
 }
 
 impl ListedTags {
-    fn new() -> ListedTags {
-        ListedTags {
-            keys: RandomState::new(),
-            hashes: Vec::new(),
-            owned: Vec::new(),
-        }
+    /// The tags `each` hands to the function it is given (a listing of
+    /// the VMs), hashed under fresh keys and sorted, none owned yet.
+    fn gather<E>(each: impl FnOnce(&mut dyn FnMut(&str)) -> Result<(), E>) -> Result<Self, E> {
+        let keys = RandomState::new();
+        let mut hashes = Vec::new();
+        each(&mut |tag| hashes.push(keys.hash_one(tag)))?;
+        hashes.sort_unstable();
+        let owned = vec![false; hashes.len()];
+        Ok(ListedTags {
+            keys,
+            hashes,
+            owned,
+        })
     }
 
     fn hash(&self, tag: &str) -> u64 {
         self.keys.hash_one(tag)
-    }
-
-    fn add(&mut self, tag: &str) {
-        self.hashes.push(self.hash(tag));
-    }
-
-    /// Done once every tag is added, before [`ListedTags::own`].
-    fn sort(&mut self) {
-        self.hashes.sort_unstable();
-        self.owned = vec![false; self.hashes.len()];
     }
 
     /// The indexes of the VMs tagged `tag`.
@@ -184,12 +179,11 @@ mod tests {
     use std::collections::HashSet;
 
     fn listed(tags: &[&str]) -> ListedTags {
-        let mut listed = ListedTags::new();
-        for tag in tags {
-            listed.add(tag);
-        }
-        listed.sort();
-        listed
+        let gathered = ListedTags::gather(|add| {
+            tags.iter().for_each(|tag| add(tag));
+            Ok::<_, ()>(())
+        });
+        gathered.expect("a list of tags gathers")
     }
 
     fn set(urns: &[&str]) -> HashSet<String> {
