@@ -17,6 +17,7 @@ mod body;
 mod call_log;
 mod handler;
 mod routes;
+mod sessions;
 pub mod tls;
 mod unpin;
 mod watchdog;

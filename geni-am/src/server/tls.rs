@@ -6,10 +6,10 @@
 //! outcome to the connection.
 //!
 //! Handshakes are made cheap for clients that come back (docs/PERFORMANCE.md,
-//! "TLS handshakes"): sessions resume from OpenSSL's bounded server cache
-//! (TLS 1.2 by session id, TLS 1.3 by tickets naming a cached session,
-//! which OpenSSL makes far more cheaply than self-contained tickets), and
-//! skip the key exchange and the
+//! "TLS handshakes"): sessions resume from a bounded store of encoded
+//! sessions ([`super::sessions`]; TLS 1.2 by session id, TLS 1.3 by
+//! tickets naming a kept session, which OpenSSL makes far more cheaply
+//! than self-contained tickets), and skip the key exchange and the
 //! certificate messages; the per-connection check is served by the trust
 //! store's cache of verified chains, keyed by the SHA-256 of the leaf and
 //! the chain sent, so a client presenting the same chain again is not
@@ -34,12 +34,13 @@
 //! `geni_credentials::trust` (which accepts them for configured roots only)
 //! makes the decision.
 
+use super::sessions::{self, SessionStore};
 use crate::config::TlsIdentity;
 use chrono::Utc;
 use geni_credentials::{TrustError, TrustStore, VerifiedChain, handshake};
 use openssl::ssl::{
-    SslAcceptor, SslAcceptorBuilder, SslMethod, SslMode, SslOptions, SslRef, SslSessionCacheMode,
-    SslVerifyMode, SslVersion,
+    SslAcceptor, SslAcceptorBuilder, SslMethod, SslMode, SslOptions, SslRef, SslVerifyMode,
+    SslVersion,
 };
 use openssl::x509::{X509, X509StoreContextRef, X509VerifyResult};
 use openssl_sys as ffi;
@@ -57,13 +58,11 @@ pub enum PeerIdentity {
 /// Names this server's sessions; OpenSSL refuses to resume a session
 /// with a verified client certificate unless a context is set.
 const SESSION_ID_CONTEXT: &[u8] = b"geni-am";
-/// Most sessions OpenSSL's server cache keeps: every resumable session
-/// (TLS 1.3 tickets included) lives there, and a full cache of 2,048
-/// grew the resident size by 22 MiB (docs/PERFORMANCE.md), so about
-/// 11 MiB at most.
-const SESSION_CACHE_SIZE: i32 = 1_024;
-/// Tickets handed out after a TLS 1.3 handshake: each is a session in the
-/// cache, and most GENI clients (omni) never resume.
+/// Most sessions kept for resumption (TLS 1.3 tickets included), about
+/// 1 KiB each ([`sessions`]).
+const SESSIONS_KEPT: usize = 1_024;
+/// Tickets handed out after a TLS 1.3 handshake: each is a session kept,
+/// and most GENI clients (omni) never resume.
 const TLS13_TICKETS: usize = 1;
 
 /// Chain errors forgiven during the handshake because legacy GENI
@@ -116,8 +115,7 @@ pub fn acceptor(
         verify_peer,
     );
     builder.set_session_id_context(SESSION_ID_CONTEXT)?;
-    builder.set_session_cache_mode(SslSessionCacheMode::SERVER);
-    builder.set_session_cache_size(SESSION_CACHE_SIZE);
+    sessions::install(&mut builder, Arc::new(SessionStore::new(SESSIONS_KEPT)));
     // Stateful resumption: TLS 1.2 by session id, TLS 1.3 tickets that
     // name a session in the cache. OpenSSL 3 makes each stateless ticket
     // by encoding the session, decoding it again (the client's
