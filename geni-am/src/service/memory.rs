@@ -3,8 +3,9 @@
 //! allocated, up to eight per core), so after a load the resident size
 //! stays near its peak although the heap is small again; the blocking
 //! threads that served the burst exit, their arenas stay. A thread looks at
-//! the arenas' free bytes every few seconds and, past a threshold, asks
-//! glibc to return them (`malloc_trim`). Measured in docs/PERFORMANCE.md,
+//! the arenas' free bytes and the resident size every few seconds and, when
+//! either says memory may have been freed since the last look ([`Trimmer`]),
+//! asks glibc to return it (`malloc_trim`). Measured in docs/PERFORMANCE.md,
 //! "Memory". The arenas are also bounded in number ([`bound_arenas`]): free
 //! space spread over sixteen of them was half the resident size of an
 //! aggregate holding many slivers. With another C library there is nothing
@@ -15,8 +16,8 @@ use std::time::Duration;
 /// How often the free bytes are looked at.
 pub const TRIM_INTERVAL: Duration = Duration::from_secs(10);
 
-/// Free bytes in the arenas above which they are returned.
-pub const TRIM_THRESHOLD: usize = 4 << 20;
+/// Growth of the free bytes, or of the resident size, that asks for a trim.
+pub const TRIM_THRESHOLD: usize = 1 << 20;
 
 /// The arenas the allocator may create: threads beyond that share them.
 /// Each arena keeps its own free space; glibc's default is eight per core.
@@ -43,6 +44,19 @@ mod glibc {
         unsafe { libc::mallinfo2() }.fordblks
     }
 
+    /// The process's anonymous resident bytes (resident less file-backed
+    /// and shared), 0 when they cannot be read.
+    pub fn anonymous_resident() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+        let mut pages = statm
+            .split_whitespace()
+            .skip(1)
+            .map(|n| n.parse().unwrap_or(0));
+        let (resident, shared): (usize, usize) =
+            (pages.next().unwrap_or(0), pages.next().unwrap_or(0));
+        resident.saturating_sub(shared) * 4096
+    }
+
     /// Returns the free memory of every arena to the operating system.
     pub fn trim() {
         // SAFETY: malloc_trim takes each arena's lock while it releases
@@ -63,6 +77,10 @@ mod glibc {
         0
     }
 
+    pub fn anonymous_resident() -> usize {
+        0
+    }
+
     pub fn trim() {}
 }
 
@@ -74,39 +92,58 @@ pub fn bound_arenas() -> bool {
     std::env::var_os("MALLOC_ARENA_MAX").is_none() && glibc::set_arena_max(MAX_ARENAS)
 }
 
-/// Decides when to trim: when the arenas hold more than a threshold free
-/// beyond what they held right after the last trim. Pages a trim released
-/// still count as free (they are only no longer resident), so the free
-/// bytes alone would trim again and again for nothing.
+/// Decides when to trim, from two readings taken at every look: the bytes
+/// the arenas hold free and the anonymous resident size. Free bytes grown
+/// since the last look are memory freed since, perhaps resident. A burst
+/// that took free space and gave it back between two looks leaves the free
+/// bytes as they were, but the pages it touched resident again: the
+/// resident size grown beyond what the last trim left says so. Pages a trim
+/// released still count as free, so the free bytes alone would either trim
+/// again and again for nothing or, compared with a mark, miss the second
+/// burst. A quiet server moves neither and is not trimmed.
 #[derive(Debug)]
 pub struct Trimmer {
     threshold: usize,
-    after_last: usize,
+    free_seen: usize,
+    resident_after_trim: usize,
 }
 
 impl Trimmer {
-    /// Trims when more than `threshold` bytes were freed since the last trim.
+    /// Trims when either reading grew by more than `threshold` bytes.
     pub fn new(threshold: usize) -> Trimmer {
         Trimmer {
             threshold,
-            after_last: 0,
+            free_seen: 0,
+            resident_after_trim: 0,
         }
     }
 
-    /// Looks at the free bytes and trims if enough were freed; true when
-    /// it trimmed.
+    /// Takes the readings and trims if they ask for it; true when it
+    /// trimmed.
     pub fn tick(&mut self) -> bool {
-        let free = glibc::free_bytes();
-        if free > self.after_last.saturating_add(self.threshold) {
+        let wants = self.look(glibc::free_bytes(), glibc::anonymous_resident());
+        if wants {
             glibc::trim();
-            self.after_last = glibc::free_bytes();
-            true
-        } else {
-            // Free memory taken again lowers the mark, so that freeing it
-            // once more counts.
-            self.after_last = self.after_last.min(free);
-            false
+            self.trimmed(glibc::anonymous_resident());
         }
+        wants
+    }
+
+    /// Whether the readings `free` and `resident` ask for a trim; each is
+    /// remembered for the next look.
+    fn look(&mut self, free: usize, resident: usize) -> bool {
+        let freed = free > self.free_seen.saturating_add(self.threshold);
+        let grown = resident > self.resident_after_trim.saturating_add(self.threshold);
+        self.free_seen = free;
+        // A resident size that fell (a large block unmapped) lowers the
+        // mark, so that growing back counts.
+        self.resident_after_trim = self.resident_after_trim.min(resident);
+        freed || grown
+    }
+
+    /// Records what a trim left resident.
+    fn trimmed(&mut self, resident: usize) {
+        self.resident_after_trim = resident;
     }
 }
 
@@ -140,6 +177,71 @@ mod tests {
             .and_then(|p| p.parse().ok())
             .expect("resident pages");
         pages * 4096
+    }
+
+    const MIB: usize = 1 << 20;
+
+    /// Looks with `free` and `resident` MiB and, if asked, records a trim
+    /// that left `left` MiB resident; whether it trimmed.
+    fn look(trimmer: &mut Trimmer, free: usize, resident: usize, left: usize) -> bool {
+        let wants = trimmer.look(free * MIB, resident * MIB);
+        if wants {
+            trimmer.trimmed(left * MIB);
+        }
+        wants
+    }
+
+    #[test]
+    fn a_quiet_server_is_trimmed_once_then_left_alone() {
+        let mut trimmer = Trimmer::new(MIB);
+        assert!(
+            look(&mut trimmer, 2, 8, 7),
+            "the first look has nothing to compare with"
+        );
+        for _ in 0..5 {
+            assert!(!look(&mut trimmer, 2, 7, 7));
+        }
+    }
+
+    #[test]
+    fn memory_freed_since_the_last_look_is_trimmed() {
+        let mut trimmer = Trimmer::new(MIB);
+        look(&mut trimmer, 2, 8, 8);
+        assert!(look(&mut trimmer, 20, 26, 10), "18 MiB freed");
+        assert!(!look(&mut trimmer, 20, 10, 10));
+        assert!(
+            look(&mut trimmer, 23, 10, 9),
+            "3 MiB more freed, resident unchanged"
+        );
+    }
+
+    #[test]
+    fn a_burst_between_two_looks_that_gave_back_what_it_took_is_trimmed() {
+        let mut trimmer = Trimmer::new(MIB);
+        look(&mut trimmer, 2, 8, 8);
+        assert!(look(&mut trimmer, 20, 26, 10));
+        // The next burst reused the free space and freed it again: the
+        // free bytes are as before, the pages are resident again.
+        assert!(look(&mut trimmer, 20, 24, 11));
+        assert!(!look(&mut trimmer, 20, 11, 11));
+    }
+
+    #[test]
+    fn memory_in_use_that_grew_is_trimmed_once_per_growth() {
+        let mut trimmer = Trimmer::new(MIB);
+        look(&mut trimmer, 2, 8, 8);
+        // Slivers added: less free, more resident, nothing to return.
+        assert!(look(&mut trimmer, 1, 12, 12));
+        assert!(!look(&mut trimmer, 1, 12, 12));
+        assert!(!look(&mut trimmer, 1, 12, 12));
+    }
+
+    #[test]
+    fn a_resident_size_that_fell_counts_its_growth_back() {
+        let mut trimmer = Trimmer::new(MIB);
+        look(&mut trimmer, 2, 20, 20);
+        assert!(!look(&mut trimmer, 2, 12, 12), "a large block unmapped");
+        assert!(look(&mut trimmer, 2, 16, 12), "grown back by 4 MiB");
     }
 
     #[test]
