@@ -9,7 +9,7 @@
 //!
 //! OpenSSL hands each new resumable session to the store (a TLS 1.2
 //! session, or the session a TLS 1.3 ticket names: tickets are stateful,
-//! see [`super::tls`]), asks it for one when a client offers it, and
+//! as the acceptor sets them up), asks it for one when a client offers it, and
 //! tells it of a session that must no longer be resumed. The store keeps
 //! at most a fixed number, the oldest leaving first, and never gives out
 //! one past its lifetime.
