@@ -5,7 +5,7 @@
 //! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
 //! faults readable by XML-RPC clients, keep-alive) behaves. The server
 //! key may be RSA or ECDSA P-256, the server sends its chain without the
-//! root, sessions resume (TLS 1.2 and 1.3) with the caller still known, and
+//! root, sessions resume (TLS 1.2 and 1.3, a TLS 1.3 ticket once) with the caller still known, and
 //! server and client read each other's flights at once (read-ahead).
 
 use geni_am::api::ApiVersion;
@@ -225,7 +225,7 @@ fn echo_with_session(
 }
 
 #[test]
-fn a_resumed_session_is_still_authorised_as_the_same_caller() {
+fn a_resumed_session_is_still_authorised_as_the_same_caller_and_a_tls13_ticket_resumes_once() {
     use openssl::ssl::SslVersion;
     let setup = Setup::with_server_key(1 << 20, KeyType::EcdsaP256);
     let alice = setup.root.user("alice").unwrap();
@@ -249,6 +249,11 @@ fn a_resumed_session_is_still_authorised_as_the_same_caller() {
             assert!(reused, "{version:?} {stem}: the session was not resumed");
             assert!(again.starts_with("HTTP/1.1 200"), "{again}");
             assert!(again.contains(urn), "{version:?} {stem}: {again}");
+            // A TLS 1.3 ticket resumes once (RFC 8446, 8.1); a TLS 1.2
+            // session id as often as the client offers it.
+            let (third, reused, _) = echo_with_session(&setup, &client, Some(&session));
+            assert_eq!(reused, version == SslVersion::TLS1_2, "{version:?} {stem}");
+            assert!(third.contains(urn), "{version:?} {stem}: {third}");
         }
     }
 }

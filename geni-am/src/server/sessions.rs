@@ -9,12 +9,14 @@
 //!
 //! OpenSSL hands each new resumable session to the store (a TLS 1.2
 //! session, or the session a TLS 1.3 ticket names: tickets are stateful,
-//! as the acceptor sets them up), asks it for one when a client offers it, and
-//! tells it of a session that must no longer be resumed. The store keeps
-//! at most a fixed number, the oldest leaving first, and never gives out
-//! one past its lifetime.
+//! as the acceptor sets them up), asks it for one when a client offers it,
+//! and tells it of a session that must no longer be resumed. The store
+//! keeps at most a fixed number, the oldest leaving first, and never gives
+//! out one past its lifetime. A TLS 1.3 ticket resumes once (RFC 8446,
+//! 8.1): the resumed connection gets a ticket of its own, so resuming
+//! takes no room from other clients' sessions.
 
-use openssl::ssl::{SslAcceptorBuilder, SslSession, SslSessionCacheMode};
+use openssl::ssl::{SslAcceptorBuilder, SslSession, SslSessionCacheMode, SslVersion};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -26,16 +28,39 @@ pub(super) struct SessionStore {
     kept: Mutex<Kept>,
 }
 
+/// A session id: at most 32 bytes (TLS 1.2 session ids, and the stateful
+/// TLS 1.3 tickets, which are the session's id), held without an
+/// allocation of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct SessionId {
+    bytes: [u8; 32],
+    len: u8,
+}
+
+impl SessionId {
+    /// The id of these bytes; none for more than 32, which no session has.
+    fn of(id: &[u8]) -> Option<SessionId> {
+        let mut bytes = [0; 32];
+        bytes.get_mut(..id.len())?.copy_from_slice(id);
+        Some(SessionId {
+            bytes,
+            len: u8::try_from(id.len()).ok()?,
+        })
+    }
+}
+
+/// What the store holds, under its lock.
 #[derive(Debug, Default)]
 struct Kept {
-    by_id: HashMap<Box<[u8]>, Stored>,
+    by_id: HashMap<SessionId, Stored>,
     /// Ids in the order they were kept, each with the number it was kept
     /// under: an id forgotten or kept again since leaves its old entry
     /// behind, passed over when reached.
-    order: VecDeque<(Box<[u8]>, u64)>,
+    order: VecDeque<(SessionId, u64)>,
     kept_so_far: u64,
 }
 
+/// One session kept.
 #[derive(Debug)]
 struct Stored {
     encoded: Arc<[u8]>,
@@ -56,35 +81,41 @@ impl SessionStore {
     /// Keeps the session `id` in its encoding until `expires`, the oldest
     /// kept leaving if the store is full; those expired by `now` go too.
     pub(super) fn keep(&self, id: &[u8], encoded: &[u8], expires: i64, now: i64) {
+        let Some(id) = SessionId::of(id) else {
+            return;
+        };
         let mut kept = self.lock();
         let number = kept.kept_so_far;
         kept.kept_so_far += 1;
         kept.by_id.insert(
-            id.into(),
+            id,
             Stored {
                 encoded: encoded.into(),
                 expires,
                 number,
             },
         );
-        kept.order.push_back((id.into(), number));
+        kept.order.push_back((id, number));
         kept.drop_oldest(self.limit, now);
     }
 
     /// The encoding of session `id`, unless unknown or expired by `now`.
     pub(super) fn find(&self, id: &[u8], now: i64) -> Option<Arc<[u8]>> {
+        let id = SessionId::of(id)?;
         let mut kept = self.lock();
-        let stored = kept.by_id.get(id)?;
+        let stored = kept.by_id.get(&id)?;
         if stored.expires > now {
             return Some(Arc::clone(&stored.encoded));
         }
-        kept.by_id.remove(id);
+        kept.by_id.remove(&id);
         None
     }
 
     /// Forgets session `id`.
     pub(super) fn forget(&self, id: &[u8]) {
-        self.lock().by_id.remove(id);
+        if let Some(id) = SessionId::of(id) {
+            self.lock().by_id.remove(&id);
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
@@ -122,7 +153,9 @@ impl Kept {
 fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs() as i64)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        })
 }
 
 /// Makes `store` the acceptor's session cache, in place of OpenSSL's.
@@ -133,7 +166,9 @@ pub(super) fn install(builder: &mut SslAcceptorBuilder, store: Arc<SessionStore>
         // A session that cannot be encoded is not resumable; the
         // connection goes on without it.
         if let Ok(encoded) = session.to_der() {
-            let expires = session.time().saturating_add(session.timeout());
+            // `time` is a C long: 32 bits on some targets.
+            #[allow(clippy::useless_conversion)]
+            let expires = i64::from(session.time()).saturating_add(session.timeout());
             keeping.keep(session.id(), &encoded, expires, now());
         }
     });
@@ -144,7 +179,11 @@ pub(super) fn install(builder: &mut SslAcceptorBuilder, store: Arc<SessionStore>
     unsafe {
         builder.set_get_session_callback(move |_, id| {
             let encoded = store.find(id, now())?;
-            SslSession::from_der(&encoded).ok()
+            let session = SslSession::from_der(&encoded).ok()?;
+            if session.protocol_version() == SslVersion::TLS1_3 {
+                store.forget(id);
+            }
+            Some(session)
         });
     }
 }
@@ -201,19 +240,34 @@ mod tests {
     }
 
     #[test]
-    fn a_forgotten_session_is_not_found_and_its_entry_does_not_evict_a_later_one() {
+    fn a_forgotten_session_is_not_found() {
         let store = SessionStore::new(2);
         store.keep(b"a", b"1", LATER, NOW);
         store.forget(b"a");
         assert_eq!(store.find(b"a", NOW), None);
-        // Kept again under the same id: the first entry no longer names it.
-        store.keep(b"a", b"2", LATER, NOW);
-        store.keep(b"b", b"3", LATER, NOW);
-        assert_eq!(store.lock().by_id.len(), 2);
-        assert_eq!(store.find(b"a", NOW).as_deref(), Some(&b"2"[..]));
+    }
+
+    #[test]
+    fn a_session_kept_again_leaves_after_those_kept_before_its_second_keeping() {
+        let store = SessionStore::new(2);
+        store.keep(b"a", b"1", LATER, NOW);
+        store.keep(b"b", b"2", LATER, NOW);
+        store.keep(b"a", b"3", LATER, NOW);
         store.keep(b"c", b"4", LATER, NOW);
-        assert_eq!(store.find(b"a", NOW), None, "now the oldest");
-        assert!(store.find(b"b", NOW).is_some() && store.find(b"c", NOW).is_some());
+        assert_eq!(store.find(b"b", NOW), None, "b is now the oldest");
+        assert_eq!(store.find(b"a", NOW).as_deref(), Some(&b"3"[..]));
+        assert!(store.find(b"c", NOW).is_some());
+    }
+
+    #[test]
+    fn an_id_longer_than_any_session_has_is_neither_kept_nor_found() {
+        let store = SessionStore::new(2);
+        let long = [7u8; 33];
+        store.keep(&long, b"x", LATER, NOW);
+        assert!(store.lock().by_id.is_empty());
+        assert_eq!(store.find(&long, NOW), None);
+        store.keep(&long[..32], b"y", LATER, NOW);
+        assert_eq!(store.find(&long[..32], NOW).as_deref(), Some(&b"y"[..]));
     }
 
     #[test]

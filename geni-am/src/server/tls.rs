@@ -117,7 +117,7 @@ pub fn acceptor(
     builder.set_session_id_context(SESSION_ID_CONTEXT)?;
     sessions::install(&mut builder, Arc::new(SessionStore::new(SESSIONS_KEPT)));
     // Stateful resumption: TLS 1.2 by session id, TLS 1.3 tickets that
-    // name a session in the cache. OpenSSL 3 makes each stateless ticket
+    // name a session in the store. OpenSSL 3 makes each stateless ticket
     // by encoding the session, decoding it again (the client's
     // certificate with it) and encoding the copy; with two tickets per
     // handshake that was 18 % of the server's CPU per new connection.

@@ -4,7 +4,7 @@
 //! stays near its peak although the heap is small again; the blocking
 //! threads that served the burst exit, their arenas stay. A thread looks at
 //! the arenas' free bytes and the resident size every few seconds and, when
-//! either says memory may have been freed since the last look ([`Trimmer`]),
+//! either says memory was freed that may still be resident ([`Trimmer`]),
 //! asks glibc to return it (`malloc_trim`). Measured in docs/PERFORMANCE.md,
 //! "Memory". The arenas are also bounded in number ([`bound_arenas`]): free
 //! space spread over sixteen of them was half the resident size of an
@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-/// How often the free bytes are looked at.
+/// How often the free bytes and the resident size are looked at.
 pub const TRIM_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Growth of the free bytes, or of the resident size, that asks for a trim.
@@ -44,17 +44,26 @@ mod glibc {
         unsafe { libc::mallinfo2() }.fordblks
     }
 
-    /// The process's anonymous resident bytes (resident less file-backed
-    /// and shared), 0 when they cannot be read.
-    pub fn anonymous_resident() -> usize {
+    /// The process's resident bytes and, of them, the file-backed and
+    /// shared ones (`/proc/self/statm`); 0 when they cannot be read.
+    pub fn resident_and_shared() -> (usize, usize) {
         let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
         let mut pages = statm
             .split_whitespace()
             .skip(1)
-            .map(|n| n.parse().unwrap_or(0));
-        let (resident, shared): (usize, usize) =
-            (pages.next().unwrap_or(0), pages.next().unwrap_or(0));
-        resident.saturating_sub(shared) * 4096
+            .map(|n| n.parse::<usize>().unwrap_or(0));
+        // SAFETY: sysconf only reads a constant of the system.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let resident = pages.next().unwrap_or(0);
+        let shared = pages.next().unwrap_or(0);
+        (resident * page, shared * page)
+    }
+
+    /// The process's anonymous resident bytes: resident, less file-backed
+    /// and shared.
+    pub fn anonymous_resident() -> usize {
+        let (resident, shared) = resident_and_shared();
+        resident.saturating_sub(shared)
     }
 
     /// Returns the free memory of every arena to the operating system.
@@ -94,18 +103,18 @@ pub fn bound_arenas() -> bool {
 
 /// Decides when to trim, from two readings taken at every look: the bytes
 /// the arenas hold free and the anonymous resident size. Free bytes grown
-/// since the last look are memory freed since, perhaps resident. A burst
-/// that took free space and gave it back between two looks leaves the free
+/// beyond the least they were since the last trim are memory freed since,
+/// perhaps resident (pages a trim released still count as free, so the
+/// free bytes alone would trim again and again for nothing). A burst that
+/// took free space and gave it back between two looks leaves the free
 /// bytes as they were, but the pages it touched resident again: the
-/// resident size grown beyond what the last trim left says so. Pages a trim
-/// released still count as free, so the free bytes alone would either trim
-/// again and again for nothing or, compared with a mark, miss the second
-/// burst. A quiet server moves neither and is not trimmed.
+/// resident size grown beyond what the last trim left says so. A quiet
+/// server moves neither and is not trimmed.
 #[derive(Debug)]
 pub struct Trimmer {
     threshold: usize,
-    free_seen: usize,
-    resident_after_trim: usize,
+    free_mark: usize,
+    resident_mark: usize,
 }
 
 impl Trimmer {
@@ -113,8 +122,8 @@ impl Trimmer {
     pub fn new(threshold: usize) -> Trimmer {
         Trimmer {
             threshold,
-            free_seen: 0,
-            resident_after_trim: 0,
+            free_mark: 0,
+            resident_mark: 0,
         }
     }
 
@@ -124,26 +133,26 @@ impl Trimmer {
         let wants = self.look(glibc::free_bytes(), glibc::anonymous_resident());
         if wants {
             glibc::trim();
-            self.trimmed(glibc::anonymous_resident());
+            self.trimmed(glibc::free_bytes(), glibc::anonymous_resident());
         }
         wants
     }
 
-    /// Whether the readings `free` and `resident` ask for a trim; each is
-    /// remembered for the next look.
+    /// Whether the readings `free` and `resident` ask for a trim.
     fn look(&mut self, free: usize, resident: usize) -> bool {
-        let freed = free > self.free_seen.saturating_add(self.threshold);
-        let grown = resident > self.resident_after_trim.saturating_add(self.threshold);
-        self.free_seen = free;
-        // A resident size that fell (a large block unmapped) lowers the
-        // mark, so that growing back counts.
-        self.resident_after_trim = self.resident_after_trim.min(resident);
+        let freed = free > self.free_mark.saturating_add(self.threshold);
+        let grown = resident > self.resident_mark.saturating_add(self.threshold);
+        // Memory taken again lowers the marks, so that freeing it once
+        // more counts.
+        self.free_mark = self.free_mark.min(free);
+        self.resident_mark = self.resident_mark.min(resident);
         freed || grown
     }
 
-    /// Records what a trim left resident.
-    fn trimmed(&mut self, resident: usize) {
-        self.resident_after_trim = resident;
+    /// Records what a trim left free and resident.
+    fn trimmed(&mut self, free: usize, resident: usize) {
+        self.free_mark = free;
+        self.resident_mark = resident;
     }
 }
 
@@ -170,23 +179,18 @@ mod tests {
 
     /// This process's resident bytes.
     fn resident() -> usize {
-        let statm = std::fs::read_to_string("/proc/self/statm").expect("statm");
-        let pages: usize = statm
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .expect("resident pages");
-        pages * 4096
+        glibc::resident_and_shared().0
     }
 
     const MIB: usize = 1 << 20;
 
     /// Looks with `free` and `resident` MiB and, if asked, records a trim
-    /// that left `left` MiB resident; whether it trimmed.
+    /// that left `left` MiB resident (and the free bytes as they were:
+    /// released pages still count); whether it trimmed.
     fn look(trimmer: &mut Trimmer, free: usize, resident: usize, left: usize) -> bool {
         let wants = trimmer.look(free * MIB, resident * MIB);
         if wants {
-            trimmer.trimmed(left * MIB);
+            trimmer.trimmed(free * MIB, left * MIB);
         }
         wants
     }
@@ -204,7 +208,17 @@ mod tests {
     }
 
     #[test]
-    fn memory_freed_since_the_last_look_is_trimmed() {
+    fn memory_freed_a_little_at_a_time_is_trimmed_once_it_adds_up() {
+        let mut trimmer = Trimmer::new(4 * MIB);
+        look(&mut trimmer, 2, 8, 8);
+        for free in 3..=6 {
+            assert!(!look(&mut trimmer, free, 8, 8), "{free} MiB free");
+        }
+        assert!(look(&mut trimmer, 7, 8, 8), "5 MiB freed since the trim");
+    }
+
+    #[test]
+    fn memory_freed_since_the_last_trim_is_trimmed() {
         let mut trimmer = Trimmer::new(MIB);
         look(&mut trimmer, 2, 8, 8);
         assert!(look(&mut trimmer, 20, 26, 10), "18 MiB freed");
