@@ -16,10 +16,10 @@
 //! 8.1): the resumed connection gets a ticket of its own, so resuming
 //! takes no room from other clients' sessions.
 
+use chrono::Utc;
 use openssl::ssl::{SslAcceptorBuilder, SslSession, SslSessionCacheMode, SslVersion};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Sessions kept by id, bounded in number.
 #[derive(Debug)]
@@ -149,17 +149,10 @@ impl Kept {
     }
 }
 
-/// Seconds since the Unix epoch.
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
-        })
-}
-
-/// Makes `store` the acceptor's session cache, in place of OpenSSL's.
-pub(super) fn install(builder: &mut SslAcceptorBuilder, store: Arc<SessionStore>) {
+/// Makes a store of at most `limit` sessions the acceptor's session cache,
+/// in place of OpenSSL's.
+pub(super) fn install(builder: &mut SslAcceptorBuilder, limit: usize) {
+    let store = Arc::new(SessionStore::new(limit));
     builder.set_session_cache_mode(SslSessionCacheMode::SERVER | SslSessionCacheMode::NO_INTERNAL);
     let keeping = Arc::clone(&store);
     builder.set_new_session_callback(move |_, session| {
@@ -169,7 +162,7 @@ pub(super) fn install(builder: &mut SslAcceptorBuilder, store: Arc<SessionStore>
             // `time` is a C long: 32 bits on some targets.
             #[allow(clippy::useless_conversion)]
             let expires = i64::from(session.time()).saturating_add(session.timeout());
-            keeping.keep(session.id(), &encoded, expires, now());
+            keeping.keep(session.id(), &encoded, expires, Utc::now().timestamp());
         }
     });
     let forgetting = Arc::clone(&store);
@@ -178,7 +171,7 @@ pub(super) fn install(builder: &mut SslAcceptorBuilder, store: Arc<SessionStore>
     // acceptor's own context, so a session found belongs to it.
     unsafe {
         builder.set_get_session_callback(move |_, id| {
-            let encoded = store.find(id, now())?;
+            let encoded = store.find(id, Utc::now().timestamp())?;
             let session = SslSession::from_der(&encoded).ok()?;
             if session.protocol_version() == SslVersion::TLS1_3 {
                 store.forget(id);

@@ -34,7 +34,7 @@
 //! `geni_credentials::trust` (which accepts them for configured roots only)
 //! makes the decision.
 
-use super::sessions::{self, SessionStore};
+use super::sessions;
 use crate::config::TlsIdentity;
 use chrono::Utc;
 use geni_credentials::{TrustError, TrustStore, VerifiedChain, handshake};
@@ -115,7 +115,7 @@ pub fn acceptor(
         verify_peer,
     );
     builder.set_session_id_context(SESSION_ID_CONTEXT)?;
-    sessions::install(&mut builder, Arc::new(SessionStore::new(SESSIONS_KEPT)));
+    sessions::install(&mut builder, SESSIONS_KEPT);
     // Stateful resumption: TLS 1.2 by session id, TLS 1.3 tickets that
     // name a session in the store. OpenSSL 3 makes each stateless ticket
     // by encoding the session, decoding it again (the client's
