@@ -4,6 +4,7 @@
 //! certificates, verified chains and verified credential documents are
 //! built on it; none of them may grow with what clients send.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -78,6 +79,30 @@ impl<K: Hash + Eq + Clone, V: Clone> BoundedCache<K, V> {
         clock.index.insert(key, victim);
     }
 
+    /// Forgets `key`, if stored. A cache left empty gives its memory back.
+    pub fn remove<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mut clock = self.lock();
+        let Clock { slots, index, hand } = &mut *clock;
+        let Some(at) = index.remove(key) else {
+            return;
+        };
+        slots.swap_remove(at);
+        if let Some(moved) = slots.get(at) {
+            index.insert(moved.key.clone(), at);
+        }
+        if slots.is_empty() {
+            *slots = Vec::new();
+            *index = HashMap::new();
+        }
+        if *hand >= slots.len() {
+            *hand = 0;
+        }
+    }
+
     /// How many entries are stored.
     pub fn len(&self) -> usize {
         self.lock().slots.len()
@@ -137,6 +162,45 @@ mod tests {
         cache.insert("a", 2);
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.get(&"a"), Some(2));
+    }
+
+    #[test]
+    fn a_removed_key_is_gone_and_the_others_stay_found() {
+        let cache = BoundedCache::new(3);
+        for key in 1..=3 {
+            cache.insert(key, key * 10);
+        }
+        cache.remove(&1);
+        cache.remove(&7);
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.get(&1), None);
+        assert_eq!(
+            cache.get(&3),
+            Some(30),
+            "the slot moved into the gap is found"
+        );
+        assert_eq!(cache.get(&2), Some(20));
+        cache.insert(4, 40);
+        assert_eq!(
+            cache.len(),
+            3,
+            "the room freed is taken before anything is evicted"
+        );
+        assert_eq!(cache.get(&2), Some(20));
+        assert_eq!(cache.get(&3), Some(30));
+        cache.insert(5, 50);
+        assert_eq!(
+            cache.get(&4),
+            None,
+            "full again: the entry not read made way"
+        );
+        assert_eq!(cache.get(&5), Some(50));
+        for key in [2, 3, 4, 5] {
+            cache.remove(&key);
+        }
+        assert!(cache.is_empty());
+        cache.insert(6, 60);
+        assert_eq!(cache.get(&6), Some(60));
     }
 
     #[test]

@@ -304,17 +304,32 @@ impl Aggregate {
         selector: &Selector,
     ) -> Result<Vec<SliverInfo>, CoreError> {
         let now = self.now();
-        self.store.write(|conn| {
+        let deleted = self.store.write(|conn| {
             let selection = self.changeable(conn, selector, now)?;
             selection
                 .slivers
                 .into_iter()
                 .map(|row| {
                     let detail = format!("by {}", principal.caller_urn);
-                    Ok(slivers::unallocate(conn, row, EventKind::Delete, &detail, now)?.info())
+                    slivers::unallocate(conn, row, EventKind::Delete, &detail, now)
+                        .map_err(CoreError::from)
                 })
-                .collect::<Result<_, CoreError>>()
-        })
+                .collect::<Result<Vec<_>, CoreError>>()
+        })?;
+        Ok(self.forget_deleted(&deleted))
+    }
+
+    /// Forgets what is kept in memory of the slivers `deleted` (their
+    /// slices, their requests; a request that other slivers still use is
+    /// read again when a manifest needs it) and returns their infos. A call
+    /// that read them before the Delete committed may keep them again;
+    /// both caches stay bounded.
+    pub(super) fn forget_deleted(&self, deleted: &[SliverRow]) -> Vec<SliverInfo> {
+        self.owners
+            .forget(deleted.iter().map(|row| row.urn.as_str()));
+        self.requests
+            .forget(deleted.iter().map(|row| row.request_id.as_str()));
+        deleted.iter().map(SliverRow::info).collect()
     }
 
     /// Operator emergency stop: the slice is marked shut down (later

@@ -90,7 +90,7 @@ impl Aggregate {
         if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
             detail = format!("{detail}: {}", reason.trim());
         }
-        self.store.write(|conn| {
+        let deleted = self.store.write(|conn| {
             let mut deleted = Vec::with_capacity(urns.len());
             for urn in urns {
                 let no_such = || CoreError::NoSuchSliver { urn: urn.clone() };
@@ -99,11 +99,12 @@ impl Aggregate {
                 let row = slivers::find(conn, urn)?
                     .filter(|r| r.allocation_state != AllocationState::Unallocated)
                     .ok_or_else(no_such)?;
-                deleted
-                    .push(slivers::unallocate(conn, row, EventKind::Delete, &detail, now)?.info());
+                let row = slivers::unallocate(conn, row, EventKind::Delete, &detail, now)?;
+                deleted.push(row);
             }
-            Ok(deleted)
-        })
+            Ok::<_, CoreError>(deleted)
+        })?;
+        Ok(self.forget_deleted(&deleted))
     }
 
     /// Turns draining on or off as the operator `operator` (for `reason`

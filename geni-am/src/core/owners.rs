@@ -31,6 +31,14 @@ impl Owners {
         }
     }
 
+    /// Forgets the slivers `urns` (they were deleted: a call naming one
+    /// again reads its slice from the store).
+    pub(super) fn forget<'a>(&self, urns: impl IntoIterator<Item = &'a str>) {
+        for urn in urns {
+            self.0.remove(urn);
+        }
+    }
+
     /// The slice of `urn`, if remembered.
     fn of(&self, urn: &str) -> Option<Arc<str>> {
         self.0.get(&urn.to_owned())
@@ -87,5 +95,15 @@ mod tests {
         let held = owners.0.len();
         assert!(held <= MOST, "{held} remembered");
         assert_eq!(owners.of(&many[MOST]).as_deref(), Some("slice-b"));
+    }
+
+    #[test]
+    fn deleted_slivers_are_forgotten_and_the_others_kept() {
+        let owners = Owners::default();
+        owners.record("slice-a", ["s1", "s2", "s3"]);
+        owners.forget(["s1", "s3", "unknown"]);
+        assert_eq!(owners.of("s1"), None);
+        assert_eq!(owners.of("s3"), None);
+        assert_eq!(owners.of("s2").as_deref(), Some("slice-a"));
     }
 }

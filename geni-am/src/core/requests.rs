@@ -3,7 +3,10 @@
 //! sliver in it (Provision answers with the whole slice's): without them,
 //! each manifest read every such request's text inside the call's
 //! transaction and parsed it again. Bounded by the size of the texts
-//! kept, and forgotten all at once when a new one would pass it.
+//! kept, and forgotten all at once when a new one would pass it; the
+//! requests of deleted slivers are forgotten at once, so that what a load
+//! kept does not outlive its slivers (docs/PERFORMANCE.md, "What a load
+//! leaves behind").
 
 use chrono::{DateTime, Utc};
 use geni_rspec::Document;
@@ -25,7 +28,8 @@ pub(super) struct Requests(Mutex<Held>);
 /// What [`Requests`] holds.
 #[derive(Debug, Default)]
 struct Held {
-    by_id: HashMap<String, Kept>,
+    /// Each request with the length of its text.
+    by_id: HashMap<String, (Kept, usize)>,
     /// The length of the texts held.
     bytes: usize,
 }
@@ -34,7 +38,7 @@ impl Requests {
     /// The request `id`, if kept.
     pub(super) fn get(&self, id: &str) -> Option<Kept> {
         let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        held.by_id.get(id).cloned()
+        held.by_id.get(id).map(|(kept, _)| kept.clone())
     }
 
     /// Keeps request `id`, stored at `created`, parsed from `bytes` of
@@ -51,8 +55,22 @@ impl Requests {
             held.by_id.clear();
             held.bytes = 0;
         }
-        held.by_id.insert(id.to_owned(), (created, doc));
+        held.by_id.insert(id.to_owned(), ((created, doc), bytes));
         held.bytes += bytes;
+    }
+
+    /// Forgets the requests `ids` (their slivers were deleted); when none
+    /// is left, the map gives its memory back too.
+    pub(super) fn forget<'a>(&self, ids: impl IntoIterator<Item = &'a str>) {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        for id in ids {
+            if let Some((_, bytes)) = held.by_id.remove(id) {
+                held.bytes -= bytes;
+            }
+        }
+        if held.by_id.is_empty() {
+            *held = Held::default();
+        }
     }
 }
 
@@ -74,5 +92,24 @@ mod tests {
         assert!(requests.get("c").is_some());
         requests.keep("huge", now, doc, MOST_BYTES + 1);
         assert!(requests.get("huge").is_none());
+    }
+
+    #[test]
+    fn forgotten_requests_give_back_their_share_of_the_bound() {
+        let doc = Arc::new(Document::parse(b"<rspec/>").expect("parses"));
+        let requests = Requests::default();
+        let now = Utc::now();
+        requests.keep("a", now, Arc::clone(&doc), MOST_BYTES / 2);
+        requests.keep("b", now, Arc::clone(&doc), MOST_BYTES / 2);
+        requests.forget(["a", "unknown"]);
+        assert!(requests.get("a").is_none());
+        requests.keep("c", now, Arc::clone(&doc), MOST_BYTES / 2);
+        assert!(
+            requests.get("b").is_some() && requests.get("c").is_some(),
+            "a's bytes were given back, so c fits beside b"
+        );
+        requests.forget(["b", "c"]);
+        requests.keep("d", now, doc, MOST_BYTES);
+        assert!(requests.get("d").is_some(), "the whole bound is free again");
     }
 }
