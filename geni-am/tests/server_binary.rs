@@ -48,6 +48,7 @@ fn serve(config: &Path, port: u16) -> Serving {
     let child = Command::new(BIN)
         .args(["serve", "--config"])
         .arg(config)
+        .env_remove("GLIBC_TUNABLES")
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -98,6 +99,17 @@ fn dev_init_then_serve_answers_getversion_and_stops_on_sigterm() {
     assert_eq!(std::fs::read(dir.path().join("ca-cert.pem")).unwrap(), ca);
 
     let mut serving = serve(&dir.path().join("geni-am.toml"), port);
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        // serve ran itself again without glibc's thread caches, same pid.
+        let environ = std::fs::read(format!("/proc/{}/environ", serving.0.id())).unwrap();
+        assert!(
+            environ
+                .split(|b| *b == 0)
+                .any(|var| var == b"GLIBC_TUNABLES=glibc.malloc.tcache_count=0"),
+            "{}",
+            String::from_utf8_lossy(&environ)
+        );
+    }
     let url = format!("https://localhost:{port}/am/3");
     let mut client = Client::new(
         &url,

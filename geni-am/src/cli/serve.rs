@@ -40,6 +40,12 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Runs the aggregate until it is stopped.
     pub fn run(self) -> ExitCode {
+        // First of all, before any thread: returns only when the process
+        // already runs without the allocator's thread caches, the
+        // environment sets them otherwise, or it cannot.
+        if let Err(error) = service::memory::restart_without_thread_caches() {
+            eprintln!("geni-am serve: running with glibc's thread caches: {error}");
+        }
         // Before any thread: every new connection's handshake reads the
         // client's certificates. Not for the other commands, some of which
         // sign certificates with keys read from files, which OpenSSL 3.0

@@ -8,8 +8,11 @@
 //! asks glibc to return it (`malloc_trim`). Measured in docs/PERFORMANCE.md,
 //! "Memory". The arenas are also bounded in number ([`bound_arenas`]): free
 //! space spread over sixteen of them was half the resident size of an
-//! aggregate holding many slivers. With another C library there is nothing
-//! to do.
+//! aggregate holding many slivers. And the server runs without glibc's
+//! per-thread caches of freed chunks ([`restart_without_thread_caches`]):
+//! each idle thread kept up to seven chunks of every small size, scattered
+//! over pages the trim could otherwise have returned. With another C
+//! library there is nothing to do.
 
 use std::time::Duration;
 
@@ -91,6 +94,78 @@ mod glibc {
     }
 
     pub fn trim() {}
+}
+
+/// glibc's tunable for how many freed chunks of each small size a thread
+/// keeps for itself (seven unless set).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const THREAD_CACHE: &str = "glibc.malloc.tcache_count";
+
+/// `GLIBC_TUNABLES` as the server wants it, given the environment's
+/// value: the thread caches switched off, beside whatever else it sets;
+/// `None` when the value already sets them (the operator's choice, or this
+/// process restarted) or cannot be read as text (left alone).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tunables_without_thread_caches(current: Option<&std::ffi::OsStr>) -> Option<String> {
+    let current = match current {
+        None => "",
+        Some(value) => value.to_str()?,
+    };
+    let names_it = current
+        .split(':')
+        .any(|setting| setting.split('=').next() == Some(THREAD_CACHE));
+    match (names_it, current.is_empty()) {
+        (true, _) => None,
+        (false, true) => Some(format!("{THREAD_CACHE}=0")),
+        (false, false) => Some(format!("{current}:{THREAD_CACHE}=0")),
+    }
+}
+
+/// Runs this program again in this process (same pid, arguments and
+/// descriptors) with glibc's per-thread caches switched off, since glibc
+/// reads its tunables only when a program starts: a hundred clients left
+/// 2–3 MB of pages held by idle threads' cached chunks, at no CPU cost
+/// measured (docs/PERFORMANCE.md, "What a load leaves behind"). Returns
+/// `Ok` without doing so when `GLIBC_TUNABLES` already sets them (so an
+/// operator can give another value) and in secure-execution mode (a
+/// binary given file capabilities: glibc then drops the tunables, so a
+/// restart would never see them), and the error when the program could
+/// not be run again. Call it before any thread starts. A profiler that
+/// follows the program from its start (heaptrack) loses it at the restart:
+/// set `GLIBC_TUNABLES` for it.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn restart_without_thread_caches() -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getauxval only reads the auxiliary vector the kernel gave.
+    if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+        return Ok(());
+    }
+    let Some(tunables) =
+        tunables_without_thread_caches(std::env::var_os("GLIBC_TUNABLES").as_deref())
+    else {
+        return Ok(());
+    };
+    let mut args = std::env::args_os();
+    let program = args.next().unwrap_or_else(|| "geni-am".into());
+    let error = std::process::Command::new("/proc/self/exe")
+        .arg0(program)
+        .args(args)
+        .env("GLIBC_TUNABLES", tunables)
+        .exec();
+    // The standard library gave SIGPIPE its default action for the new
+    // program; this one goes on, and must not die writing to a closed
+    // connection.
+    // SAFETY: setting a signal to be ignored has no handler to run.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    Err(error)
+}
+
+/// With another C library there is nothing to switch off.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn restart_without_thread_caches() -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Bounds the allocator's arenas to [`MAX_ARENAS`], unless the
@@ -265,6 +340,45 @@ mod tests {
             std::env::var_os("MALLOC_ARENA_MAX").is_none()
         );
         assert!(glibc::set_arena_max(MAX_ARENAS));
+    }
+
+    #[test]
+    fn the_thread_caches_are_switched_off_beside_other_tunables_unless_set() {
+        let without = |current: Option<&str>| {
+            tunables_without_thread_caches(current.map(std::ffi::OsStr::new))
+        };
+        assert_eq!(
+            without(None).as_deref(),
+            Some("glibc.malloc.tcache_count=0")
+        );
+        assert_eq!(
+            without(Some("")).as_deref(),
+            Some("glibc.malloc.tcache_count=0")
+        );
+        assert_eq!(
+            without(Some("glibc.malloc.arena_max=2")).as_deref(),
+            Some("glibc.malloc.arena_max=2:glibc.malloc.tcache_count=0")
+        );
+        assert_eq!(
+            without(Some("glibc.malloc.tcache_count=3")),
+            None,
+            "the operator's value stands"
+        );
+        assert_eq!(
+            without(Some("glibc.malloc.arena_max=2:glibc.malloc.tcache_count=0")),
+            None
+        );
+        assert_eq!(
+            without(Some("glibc.malloc.tcache_count_other=1")).as_deref(),
+            Some("glibc.malloc.tcache_count_other=1:glibc.malloc.tcache_count=0"),
+            "only the tunable itself counts"
+        );
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(
+            tunables_without_thread_caches(Some(std::ffi::OsStr::from_bytes(b"\xff"))),
+            None,
+            "a value that is not text is left alone"
+        );
     }
 
     #[test]
