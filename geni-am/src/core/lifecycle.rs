@@ -359,3 +359,71 @@ impl Aggregate {
         Ok(selection)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::AggregateConfig;
+    use crate::store::Store;
+    use geni_am_backend::Compute;
+    use geni_am_backend::sim::SimulatedCloud;
+    use geni_am_backend::sim::config::{SAMPLE_SECTION, SimConfig};
+
+    const AUTHORITY: &str = "am.example";
+    const SLICE: &str = "urn:publicid:IDN+ch.example+slice+s1";
+
+    /// An aggregate on a fresh SQLite store holding the sample simulated
+    /// cloud's hosts.
+    fn aggregate(dir: &std::path::Path) -> Aggregate {
+        let config: SimConfig = toml::from_str(SAMPLE_SECTION).unwrap();
+        let cloud = SimulatedCloud::new(&config, AUTHORITY).unwrap();
+        let store = Store::open(&dir.join("am.sqlite").to_string_lossy(), 2).unwrap();
+        let rows = crate::store::components::component_rows(&cloud.inventory().unwrap());
+        store.sync_components(&rows, Utc::now()).unwrap();
+        let config = AggregateConfig {
+            authority: AUTHORITY.into(),
+            am_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+am"),
+            cm_urn: format!("urn:publicid:IDN+{AUTHORITY}+authority+cm"),
+            policy: Default::default(),
+            ssh: Default::default(),
+        };
+        Aggregate::new(store, config).unwrap()
+    }
+
+    #[test]
+    fn a_delete_forgets_the_slivers_slices_and_requests_kept_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let am = aggregate(dir.path());
+        let principal = Principal {
+            caller_urn: "urn:publicid:IDN+ch.example+user+alice".into(),
+            speaking_for: None,
+            slice_urn: Some(SLICE.into()),
+            credential_expires: Utc::now() + chrono::TimeDelta::days(1),
+        };
+        let request = r#"<rspec xmlns="http://www.geni.net/resources/rspec/3" type="request">
+  <node client_id="a" exclusive="false"><sliver_type name="small"/></node>
+</rspec>"#;
+        let urn = am.allocate(&principal, SLICE, request).unwrap().slivers[0]
+            .urn
+            .clone();
+        let request_id = am
+            .store
+            .read(|conn| slivers::find(conn, &urn))
+            .unwrap()
+            .unwrap()
+            .request_id;
+        assert_eq!(am.owners.of(&urn).as_deref(), Some(SLICE));
+        assert!(am.requests.get(&request_id).is_some());
+
+        let selector = Selector::Slivers {
+            slice_urn: SLICE.into(),
+            urns: vec![urn.clone()],
+        };
+        assert_eq!(am.delete(&principal, &selector).unwrap().len(), 1);
+        assert_eq!(am.owners.of(&urn), None, "the sliver's slice is forgotten");
+        assert!(
+            am.requests.get(&request_id).is_none(),
+            "its request is forgotten"
+        );
+    }
+}

@@ -40,7 +40,7 @@ impl Owners {
     }
 
     /// The slice of `urn`, if remembered.
-    fn of(&self, urn: &str) -> Option<Arc<str>> {
+    pub(super) fn of(&self, urn: &str) -> Option<Arc<str>> {
         self.0.get(&urn.to_owned())
     }
 }
