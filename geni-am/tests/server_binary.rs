@@ -11,13 +11,9 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_geni-am");
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+#[path = "../../tests/src/ports.rs"]
+mod ports;
+use ports::free_port;
 
 fn dev_init(dir: &Path, port: u16, force: bool) -> Output {
     let mut command = Command::new(BIN);

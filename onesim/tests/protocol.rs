@@ -4,6 +4,8 @@
 //! transport faults, and the `onesim` binary.
 
 mod common;
+#[path = "../../tests/src/ports.rs"]
+mod ports;
 
 use common::{Connection, P, Reply, SESSION, decode, encode};
 use onesim::{OneSim, SimSettings, TransportFault};
@@ -264,12 +266,7 @@ fn the_server_stops_when_dropped() {
 
 #[test]
 fn the_binary_serves_the_requested_release() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("free port")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let listen = format!("127.0.0.1:{port}");
+    let listen = format!("127.0.0.1:{}", ports::free_port());
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_onesim"))
         .args(["--version", "6.10.0", "--listen", &listen])
         .stderr(std::process::Stdio::piped())

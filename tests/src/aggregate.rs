@@ -6,8 +6,9 @@
 //! same store, and a second process can share a PostgreSQL store.
 
 use crate::database::Store;
+pub use crate::ports::free_port;
 use geni_am::client::Client;
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -276,14 +277,6 @@ pub fn dev_init(bin: &Path, dir: &Path, port: u16) {
         "geni-am dev init failed: {}",
         String::from_utf8_lossy(&init.stderr)
     );
-}
-
-/// A loopback port nobody listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// Sets `path` in `table` to `value`, creating tables on the way.

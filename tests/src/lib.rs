@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end suites in `tests/tests/`: locating (and
 //! building) the `geni-am` binary and the shared corpus, starting the real
-//! aggregate on a loopback port ([`aggregate`]) on SQLite or on a fresh
+//! aggregate on a loopback port ([`aggregate`], the port picked where no
+//! client connection takes it: [`ports`]) on SQLite or on a fresh
 //! PostgreSQL database ([`database`]), issuing credentials with its
 //! development authority ([`creds`]), building requests ([`requests`]) and
 //! calling the AM API over TLS ([`calls`]) or speaking raw HTTP to it
@@ -15,6 +16,7 @@ pub mod database;
 pub mod flows;
 pub mod opennebula;
 pub mod operator;
+pub mod ports;
 pub mod raw;
 pub mod requests;
 
