@@ -5,6 +5,9 @@
 //! [`Api::answer`] is synchronous, because credential checks and the core
 //! are; the server runs it on its blocking pool, behind the one request
 //! handler (`server::handler`) that also decodes and encodes the XML-RPC.
+//! [`Api::answer_from_memory`] answers the calls that need nothing but
+//! memory (GetVersion while the drain state read is fresh) without
+//! blocking, so the server can answer them on the connection's worker.
 //! An unknown method is an XML-RPC fault; everything else is an envelope
 //! `{code: {geni_code}, value, output}` whose code comes from the one
 //! mapping in [`errors`].
@@ -22,6 +25,7 @@ pub use version::Endpoints;
 use crate::core::Aggregate;
 use crate::geni::AmError;
 use crate::model::{Principal, Selector};
+use crate::store::drain::Drain;
 use args::{Options, Params};
 use auth::{Check, Presented};
 use chrono::{DateTime, Utc};
@@ -102,12 +106,52 @@ impl Api {
                 ),
             ));
         };
-        let envelope = envelope::envelope(outcome);
-        Ok(if call.method == "GetVersion" {
-            envelope::with_api(envelope, version.number())
-        } else {
-            envelope
-        })
+        Ok(sealed(version, &call.method, outcome))
+    }
+
+    /// Answers `call` at once when it needs nothing but memory: GetVersion
+    /// while the drain state read from the store is at most a second old.
+    /// `None` for every other call, and for GetVersion when the store must
+    /// be read again: [`Api::answer`] answers those. Never waits for the
+    /// store.
+    pub fn answer_from_memory(&self, version: ApiVersion, call: &Call) -> Option<Reply> {
+        if call.method != "GetVersion" {
+            return None;
+        }
+        let drain = self.inner.aggregate.draining_seen()?;
+        let value = self.inner.version_value(version, Some(drain.as_ref()));
+        Some(Ok(sealed(
+            version,
+            &call.method,
+            Ok((value, String::new())),
+        )))
+    }
+}
+
+impl Inner {
+    /// The GetVersion value of the `version` endpoint, with the drain
+    /// state when it is known.
+    fn version_value(&self, version: ApiVersion, drain: Option<Option<&Drain>>) -> Value {
+        let value = version::value(
+            version.number(),
+            &self.endpoints,
+            &self.aggregate.config().am_urn,
+        );
+        match drain {
+            Some(drain) => version::with_drain(value, drain.map(|d| &d.since)),
+            None => value,
+        }
+    }
+}
+
+/// The envelope of `method`'s `outcome` on the `version` endpoint
+/// (GetVersion's with the top-level `geni_api` member).
+fn sealed(version: ApiVersion, method: &str, outcome: Outcome) -> Value {
+    let envelope = envelope::envelope(outcome);
+    if method == "GetVersion" {
+        envelope::with_api(envelope, version.number())
+    } else {
+        envelope
     }
 }
 
@@ -129,18 +173,14 @@ impl Context<'_> {
     /// out, with a log line, when the store does not answer: GetVersion
     /// does not depend on the store).
     fn get_version(&self) -> Outcome {
-        let value = version::value(
-            self.version.number(),
-            &self.inner.endpoints,
-            &self.aggregate().config().am_urn,
-        );
-        let value = match self.aggregate().draining() {
-            Ok(drain) => version::with_drain(value, drain.as_ref().map(|d| &d.since)),
-            Err(error) => {
-                tracing::warn!(%error, "GetVersion without the drain state");
-                value
-            }
-        };
+        let drain = self
+            .aggregate()
+            .draining()
+            .inspect_err(|error| tracing::warn!(%error, "GetVersion without the drain state"))
+            .ok();
+        let value = self
+            .inner
+            .version_value(self.version, drain.as_ref().map(Option::as_ref));
         Ok((value, String::new()))
     }
 

@@ -2,7 +2,8 @@
 //! verified caller: client certificates are required and must chain to
 //! the trust roots (intermediates sent by the client accepted, GENI
 //! namespace rule applied, legacy SHA-1/1024-bit accepted), the verified
-//! chain reaches the dispatcher, and the HTTP surface (routes, body limit,
+//! chain reaches the dispatcher (at once, for a small GetVersion it answers
+//! from memory), and the HTTP surface (routes, body limit,
 //! faults readable by XML-RPC clients, keep-alive) behaves. The server
 //! key may be RSA or ECDSA P-256, the server sends its chain without the
 //! root, sessions resume (TLS 1.2 and 1.3, a TLS 1.3 ticket once) with the caller still known, and
@@ -22,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Answers `Echo` with the API version, the caller URN and the chain length.
+/// Answers `Echo` with the API version, the caller URN and the chain
+/// length, and GetVersion saying where it was answered.
 struct Echo;
 
 impl Dispatch for Echo {
@@ -40,11 +42,18 @@ impl Dispatch for Echo {
                 ),
                 ("params".to_owned(), Value::Array(call.params.clone())),
             ]))),
+            "GetVersion" => Ok(Value::String("answered on the pool".into())),
             other => Err(Fault::new(
                 fault_code::METHOD_NOT_FOUND,
                 format!("no {other}"),
             )),
         }
+    }
+
+    /// A GetVersion whose first parameter is "memory" is answered here.
+    fn answer_from_memory(&self, _version: ApiVersion, call: &Call) -> Option<Reply> {
+        (call.method == "GetVersion" && call.params.first().and_then(as_str) == Some("memory"))
+            .then(|| Ok(Value::String("answered from memory".into())))
     }
 }
 
@@ -447,4 +456,29 @@ fn server_and_client_read_a_flight_at_once_not_a_record_at_a_time() {
     );
     assert!(server_reads <= 3, "the server read {server_reads} times");
     assert!(client_reads <= 3, "the client read {client_reads} times");
+}
+
+#[test]
+fn a_small_get_version_the_dispatcher_answers_from_memory_skips_the_pool() {
+    let setup = Setup::new(1 << 20);
+    let alice = setup.root.user("alice").unwrap();
+    let mut client = setup.client(&alice, "alice", 3);
+    let mut get_version = |param: String| {
+        client
+            .call("GetVersion", &[Value::String(param)])
+            .unwrap()
+            .unwrap()
+    };
+    let answered = |value: Value| as_str(&value).unwrap().to_owned();
+    assert_eq!(
+        answered(get_version("memory".into())),
+        "answered from memory"
+    );
+    assert_eq!(answered(get_version("pool".into())), "answered on the pool");
+    let padded = format!("memory{}", " ".repeat(5000));
+    assert_eq!(
+        answered(get_version(padded)),
+        "answered on the pool",
+        "over 4 KiB"
+    );
 }

@@ -137,11 +137,18 @@ impl Aggregate {
     /// (for GetVersion; Allocate and ListResources read the store in
     /// their own transaction, and `core::overview::drain` reads it now).
     pub fn draining(&self) -> Result<Option<drain::Drain>, CoreError> {
-        if let Some(state) = self.drain_seen.fresh() {
+        if let Some(state) = self.draining_seen() {
             return Ok(state);
         }
         let state = self.store.read(drain::current)?;
         self.drain_seen.keep(state.clone());
         Ok(state)
+    }
+
+    /// The draining in progress as read at most a second ago, or `None`
+    /// when it must be read again ([`Aggregate::draining`] reads it): what
+    /// GetVersion answers without touching the store.
+    pub fn draining_seen(&self) -> Option<Option<drain::Drain>> {
+        self.drain_seen.fresh()
     }
 }

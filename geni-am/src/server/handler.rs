@@ -12,6 +12,12 @@
 //! method, caller, slice), and its reply encoded as an XML-RPC response or
 //! fault. Every decoded call ends in its one log line and its metrics
 //! (`call_log`); refusals before it are counted as refusals.
+//!
+//! The routes first offer the request to [`Handler::answer_from_memory`],
+//! which answers a small GetVersion the dispatcher can answer from memory
+//! (while the drain state read is fresh) on the connection's
+//! own worker, sparing the hand-over to the blocking pool and back; the
+//! answer is the one [`Handler::answer`] would give.
 
 use super::PeerIdentity;
 use super::body::BodyError;
@@ -32,11 +38,24 @@ pub trait Dispatch: Send + Sync + 'static {
     /// certificate chain is `caller` (verified against the trust roots).
     /// Runs on the server's blocking pool, so it may block.
     fn dispatch(&self, version: ApiVersion, caller: &VerifiedChain, call: &Call) -> Reply;
+
+    /// Answers `call`, made on the `version` endpoint, at once when its
+    /// answer needs nothing but memory (no store, no backend), or `None`:
+    /// then [`Dispatch::dispatch`] answers it on the blocking pool. Runs on
+    /// the connection's own worker, so it must never wait for the store,
+    /// the backend or another thread's work.
+    fn answer_from_memory(&self, _version: ApiVersion, _call: &Call) -> Option<Reply> {
+        None
+    }
 }
 
 impl Dispatch for Api {
     fn dispatch(&self, version: ApiVersion, caller: &VerifiedChain, call: &Call) -> Reply {
         self.answer(version, caller, call)
+    }
+
+    fn answer_from_memory(&self, version: ApiVersion, call: &Call) -> Option<Reply> {
+        Api::answer_from_memory(self, version, call)
     }
 }
 
@@ -49,6 +68,20 @@ pub enum Endpoint {
     /// endpoints).
     Root,
 }
+
+impl Endpoint {
+    /// The API version calls posted here are answered in.
+    fn api_version(self) -> ApiVersion {
+        match self {
+            Endpoint::Api(version) => version,
+            Endpoint::Root => ApiVersion::V3,
+        }
+    }
+}
+
+/// Largest body [`Handler::answer_from_memory`] decodes to see whether it
+/// is a GetVersion it can answer at once (one is a few hundred bytes).
+const FROM_MEMORY_BODY: usize = 4 * 1024;
 
 /// What a response body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +186,37 @@ impl Handler {
         }
     }
 
+    /// Answers the request with `body` posted to `endpoint` by `peer` at
+    /// once when it is a small GetVersion the dispatcher answers from
+    /// memory (omni calls it before most commands): on the connection's
+    /// worker it spares the hand-over to the blocking pool and back.
+    /// `None` for every other request, which [`Handler::answer`] answers
+    /// on the blocking pool; only a body that names GetVersion is decoded
+    /// here, so other calls are not decoded twice. Never waits for the
+    /// store or the pool.
+    pub fn answer_from_memory(
+        &self,
+        endpoint: Endpoint,
+        peer: Option<&PeerIdentity>,
+        body: &[u8],
+    ) -> Option<Response> {
+        let Some(PeerIdentity::Verified(caller)) = peer else {
+            return None;
+        };
+        if body.len() > FROM_MEMORY_BODY.min(self.body_limit) || !names_get_version(body) {
+            return None;
+        }
+        let started = Instant::now();
+        let call = geni_xmlrpc::decode_call(body, self.body_limit).ok()?;
+        if call.method != "GetVersion" {
+            return None;
+        }
+        let version = endpoint.api_version();
+        let reply = self.dispatch.answer_from_memory(version, &call)?;
+        let log = CallLog::begin(version, Some(&call.method), caller, started);
+        Some(answered(log, reply))
+    }
+
     /// Answers the request with `body` posted to `endpoint` on a
     /// connection whose caller is `peer` (synchronously; may block on the
     /// store).
@@ -168,10 +232,7 @@ impl Handler {
         }
         let started = Instant::now();
         let decoded = geni_xmlrpc::decode_call(body, self.body_limit);
-        let version = match endpoint {
-            Endpoint::Api(version) => version,
-            Endpoint::Root => ApiVersion::V3,
-        };
+        let version = endpoint.api_version();
         let method = decoded.as_ref().ok().map(|call| call.method.as_str());
         let log = CallLog::begin(version, method, caller, started);
         let (code, message) = match (endpoint, &decoded) {
@@ -193,6 +254,12 @@ impl Handler {
         });
         Response::fault(code, &message)
     }
+}
+
+/// Whether `body` holds the method name GetVersion anywhere.
+fn names_get_version(body: &[u8]) -> bool {
+    const NAME: &[u8] = b"GetVersion";
+    body.windows(NAME.len()).any(|window| window == NAME)
 }
 
 /// Encodes `reply` and ends the call's `log`.

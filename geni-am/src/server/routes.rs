@@ -8,7 +8,8 @@
 //! an unknown encoding or unreadable, each an XML-RPC fault a client can
 //! read — and the rest (403 for a client certificate that did not
 //! verify, decoding, dispatching, encoding) is the handler's, run on the
-//! blocking pool.
+//! blocking pool unless the handler answers the call from memory at once
+//! (GetVersion).
 
 use super::admission::{Connections, OverCapacity};
 use super::body::{self, Bounds};
@@ -156,8 +157,9 @@ fn deadline(request: &HttpRequest, timeout: Duration) -> Instant {
     }
 }
 
-/// Admits the connection, reads the body within its bounds, and hands
-/// the request to the [`Handler`] on the blocking pool.
+/// Admits the connection, reads the body within its bounds, and has the
+/// [`Handler`] answer it: at once when it can from memory, else on the
+/// blocking pool.
 async fn answer(
     endpoint: Endpoint,
     request: &HttpRequest,
@@ -183,6 +185,12 @@ async fn answer(
         Ok(body) => body,
         Err(error) => return http(Response::unread(&error)),
     };
+    if let Some(response) = state
+        .handler
+        .answer_from_memory(endpoint, peer.as_ref(), &body)
+    {
+        return http(response);
+    }
     let handler = state.handler.clone();
     let answered = web::block(move || handler.answer(endpoint, peer.as_ref(), &body)).await;
     match answered {
