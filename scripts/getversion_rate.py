@@ -1,10 +1,20 @@
-"""N clients, each opening a new TLS connection per GetVersion call, for S seconds; prints calls/s."""
+"""N clients, each opening a new TLS connection per GetVersion call, for S seconds; prints calls/s.
+
+Usage: getversion_rate.py HOST PORT DIR CLIENTS SECONDS [resume] [/PATH]
+DIR holds ca-cert.pem, alice-cert.pem and alice-key.pem (as `geni-am dev init`
+writes them); resume offers each connection's session to the next; /PATH is
+where GetVersion is posted (default /am/3; gcf-am.py answers at /).
+"""
 import multiprocessing, socket, ssl, sys, time
 
+EXTRA = sys.argv[6:]
+if len(sys.argv) < 6 or any(a != "resume" and not a.startswith("/") for a in EXTRA):
+    sys.exit(__doc__)
 HOST, PORT, DIR, CLIENTS, SECONDS = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
-RESUME = len(sys.argv) > 6 and sys.argv[6] == "resume"
+RESUME = "resume" in EXTRA
+PATH = next((a for a in EXTRA if a.startswith("/")), "/am/3").encode()
 BODY = b'<?xml version="1.0"?><methodCall><methodName>GetVersion</methodName><params/></methodCall>'
-REQ = (b"POST /am/3 HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/xml\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
+REQ = (b"POST " + PATH + b" HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/xml\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
 
 def client(q):
     ctx = ssl.create_default_context(cafile=DIR + "/ca-cert.pem")
