@@ -59,8 +59,8 @@ impl Document {
             }
         };
         let ns_id = self.intern_uri(ns);
-        let qname = format!("{prefix}:{local}");
-        self.set_item(n, None, &qname, prefix.len() as u32, ns_id, value);
+        let name = self.own_qname(&prefix, local);
+        self.push_item(n, name, prefix.len() as u32, ns_id, false, value);
     }
 
     /// Removes the un-prefixed attribute `name` of `n`; whether it was there.
@@ -96,13 +96,13 @@ impl Document {
         if declared {
             return;
         }
-        let (qname, colon) = if prefix.is_empty() {
-            ("xmlns".to_owned(), 0)
+        let (name, colon) = if prefix.is_empty() {
+            (self.own("xmlns"), 0)
         } else {
-            (format!("xmlns:{prefix}"), 5)
+            (self.own_qname("xmlns", prefix), 5)
         };
         let ns = self.intern_uri(uri);
-        self.push_item(n, &qname, colon, ns, true, uri);
+        self.push_item(n, name, colon, ns, true, uri);
     }
 
     /// Appends a new, empty element `local` in namespace `ns` as the last
@@ -234,24 +234,26 @@ impl Document {
         match index {
             Some(index) => {
                 let at = self.node(n).items_start as usize + index;
-                let escaped = escape_value(value, self.items[at].quote).into_owned();
-                self.items[at].value = self.own(escaped);
+                let escaped = escape_value(value, self.items[at].quote);
+                self.items[at].value = self.own(&escaped);
                 self.node_mut(n).retag = true;
             }
-            None => self.push_item(n, qname, colon, ns, false, value),
+            None => {
+                let name = self.own(qname);
+                self.push_item(n, name, colon, ns, false, value);
+            }
         }
     }
 
-    /// Appends an item written ` qname="value"`, spaced like the last item.
-    fn push_item(&mut self, n: NodeId, qname: &str, colon: u32, ns: u32, decl: bool, value: &str) {
+    /// Appends an item written ` name="value"` (the name stored already),
+    /// spaced like the last item.
+    fn push_item(&mut self, n: NodeId, name: Piece, colon: u32, ns: u32, decl: bool, value: &str) {
         let end = self.own_items(n) + self.node(n).items_len as usize;
         let ws = match end.checked_sub(1).filter(|_| self.node(n).items_len > 0) {
             Some(last) => self.items[last].ws,
             None => Piece::SPACE,
         };
-        let name = self.own(qname.to_owned());
-        let escaped = escape_value(value, b'"').into_owned();
-        let value = self.own(escaped);
+        let value = self.own(&escape_value(value, b'"'));
         self.items.push(Item {
             ws,
             name,
@@ -297,13 +299,8 @@ impl Document {
                 None => (preferred.to_owned(), true),
             }
         };
-        let qname = if prefix.is_empty() {
-            local.to_owned()
-        } else {
-            format!("{prefix}:{local}")
-        };
         let mut node = Node::new(Kind::Public(NodeKind::Element), NONE, Piece::EMPTY);
-        node.name = self.own(qname);
+        node.name = self.own_qname(&prefix, local);
         node.colon = prefix.len() as u32;
         node.ns = self.intern_uri(ns);
         node.items_start = self.items.len() as u32;
@@ -320,7 +317,7 @@ impl Document {
 
     /// A detached text node holding `raw` (already escaped).
     fn new_text_raw(&mut self, raw: &str) -> u32 {
-        let piece = self.own(raw.to_owned());
+        let piece = self.own(raw);
         self.nodes
             .push(Node::new(Kind::Public(NodeKind::Text), NONE, piece));
         self.nodes.len() as u32 - 1

@@ -1,8 +1,10 @@
 //! Arena storage: the owned source buffer, nodes linked as a tree, start-tag
 //! items (attributes and namespace declarations) and interned namespace URIs.
 //!
-//! Every string is a [`Piece`]: a range of the source, a static string, or an
-//! owned string created by an edit.
+//! Every string is a [`Piece`]: a range of the source, a static string, or a
+//! range of the one buffer that holds the strings edits created (so that an
+//! edit allocates only when that buffer grows, and a copy of the document
+//! copies one buffer, not one string per edit).
 
 use super::{NodeId, NodeKind};
 use std::sync::OnceLock;
@@ -29,8 +31,8 @@ pub(crate) enum Piece {
     Src(u32, u32),
     /// Index into the constant strings.
     Lit(u8),
-    /// Index into [`Document::owned`].
-    Own(u32),
+    /// Bytes `start..end` of [`Document::owned`].
+    Own(u32, u32),
 }
 
 impl Piece {
@@ -144,7 +146,9 @@ pub(crate) struct Item {
 #[derive(Debug, Clone)]
 pub struct Document {
     pub(crate) src: String,
-    pub(crate) owned: Vec<Box<str>>,
+    /// The strings edits created, one after another (an arena: a piece
+    /// replaced by an edit keeps its bytes until the document is dropped).
+    pub(crate) owned: String,
     pub(crate) nodes: Vec<Node>,
     pub(crate) items: Vec<Item>,
     /// Interned namespace URIs; index 0 is "no namespace".
@@ -159,15 +163,27 @@ impl Document {
         match p {
             Piece::Src(start, end) => self.src.get(start as usize..end as usize).unwrap_or(""),
             Piece::Lit(i) => LITERALS.get(i as usize).copied().unwrap_or(""),
-            Piece::Own(i) => self.owned.get(i as usize).map_or("", |s| s),
+            Piece::Own(start, end) => self.owned.get(start as usize..end as usize).unwrap_or(""),
         }
     }
 
-    /// Stores an owned string and returns its piece.
-    pub(crate) fn own(&mut self, s: String) -> Piece {
-        let i = self.owned.len() as u32;
-        self.owned.push(s.into_boxed_str());
-        Piece::Own(i)
+    /// Stores a copy of `s` and returns its piece.
+    pub(crate) fn own(&mut self, s: &str) -> Piece {
+        let start = self.owned.len() as u32;
+        self.owned.push_str(s);
+        Piece::Own(start, self.owned.len() as u32)
+    }
+
+    /// Stores the qualified name `prefix:local` (`local` alone when
+    /// `prefix` is empty) and returns its piece.
+    pub(crate) fn own_qname(&mut self, prefix: &str, local: &str) -> Piece {
+        let start = self.owned.len() as u32;
+        if !prefix.is_empty() {
+            self.owned.push_str(prefix);
+            self.owned.push(':');
+        }
+        self.owned.push_str(local);
+        Piece::Own(start, self.owned.len() as u32)
     }
 
     /// The node behind an id.

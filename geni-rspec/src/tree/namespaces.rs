@@ -85,7 +85,7 @@ impl Document {
         if let Some(i) = self.uris.iter().position(|p| self.piece(*p) == uri) {
             return i as u32;
         }
-        let piece = self.own(uri.to_owned());
+        let piece = self.own(uri);
         self.uris.push(piece);
         self.uris.len() as u32 - 1
     }

@@ -63,7 +63,7 @@ impl<'i> Builder<'i> {
         let src = text.as_bytes();
         let mut doc = Document {
             src: text.to_owned(),
-            owned: Vec::new(),
+            owned: String::new(),
             // About one node per `<` (tags start nodes, text lies between
             // them) and one item per `=`: sized so the arenas rarely regrow.
             nodes: Vec::with_capacity(memchr::memchr_iter(b'<', src).count() + 2),
@@ -382,7 +382,7 @@ impl<'i> Builder<'i> {
         }
         let piece = match value {
             std::borrow::Cow::Borrowed(_) => Piece::Src(start as u32, end as u32),
-            std::borrow::Cow::Owned(s) => self.doc.own(s),
+            std::borrow::Cow::Owned(s) => self.doc.own(&s),
         };
         self.doc.uris.push(piece);
         self.doc.uris.len() as u32 - 1
