@@ -199,3 +199,37 @@ fn elements_created_outside_an_element_stay_detached() {
     assert_eq!(d.parent(under_text), None);
     assert_eq!(written(&d), "<r>text</r>");
 }
+
+#[test]
+fn edited_strings_stay_right_as_their_buffer_grows_and_a_copy_edits_apart() {
+    let mut d = doc(&format!("<r xmlns='{GENI}'><node/></r>"));
+    let root = d.root();
+    let node = d.append_element(root, JFED, "jfed", "location");
+    for i in 0..2_000 {
+        d.set_attribute(node, "x", &i.to_string());
+    }
+    d.set_attribute_ns(node, EMULAB, "emulab", "vnode", "pc1");
+    let mut copy = d.clone();
+    copy.set_attribute(node, "x", "copied");
+    copy.set_attribute_ns(node, EMULAB, "emulab", "vnode", "pc2");
+    let location = format!("<jfed:location xmlns:jfed=\"{JFED}\"");
+    let original = written(&d);
+    assert!(original.contains(&location), "{original}");
+    assert!(
+        original.contains(&format!(
+            " x=\"1999\" xmlns:emulab=\"{EMULAB}\" emulab:vnode=\"pc1\"/>"
+        )),
+        "{original}"
+    );
+    let copied = written(&copy);
+    assert!(
+        copied.contains(&format!(
+            " x=\"copied\" xmlns:emulab=\"{EMULAB}\" emulab:vnode=\"pc2\"/>"
+        )),
+        "{copied}"
+    );
+    assert_eq!(
+        reparses(&d).attribute_ns(node, EMULAB, "vnode").as_deref(),
+        Some("pc1")
+    );
+}
