@@ -9,8 +9,8 @@
 //! parse error, as are DOCTYPEs, entity declarations and unknown entity
 //! references.
 //!
-//! Nodes store ranges into one owned copy of the input; only edited or created
-//! values allocate.
+//! Nodes store ranges into one owned copy of the input; edited or created
+//! values are copied into one more buffer per document.
 
 mod edit;
 mod error;

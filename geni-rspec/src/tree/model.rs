@@ -2,9 +2,9 @@
 //! items (attributes and namespace declarations) and interned namespace URIs.
 //!
 //! Every string is a [`Piece`]: a range of the source, a static string, or a
-//! range of the one buffer that holds the strings edits created (so that an
-//! edit allocates only when that buffer grows, and a copy of the document
-//! copies one buffer, not one string per edit).
+//! range of the one buffer that holds the strings edits created (so that
+//! those strings need no allocation of their own, and a copy of the
+//! document copies one buffer, not one string per edit).
 
 use super::{NodeId, NodeKind};
 use std::sync::OnceLock;
@@ -169,21 +169,28 @@ impl Document {
 
     /// Stores a copy of `s` and returns its piece.
     pub(crate) fn own(&mut self, s: &str) -> Piece {
-        let start = self.owned.len() as u32;
+        let start = self.owned_end();
         self.owned.push_str(s);
-        Piece::Own(start, self.owned.len() as u32)
+        Piece::Own(start, self.owned_end())
     }
 
     /// Stores the qualified name `prefix:local` (`local` alone when
     /// `prefix` is empty) and returns its piece.
     pub(crate) fn own_qname(&mut self, prefix: &str, local: &str) -> Piece {
-        let start = self.owned.len() as u32;
+        let start = self.owned_end();
         if !prefix.is_empty() {
             self.owned.push_str(prefix);
             self.owned.push(':');
         }
         self.owned.push_str(local);
-        Piece::Own(start, self.owned.len() as u32)
+        Piece::Own(start, self.owned_end())
+    }
+
+    /// The end of the strings edits created, as a piece's offset. Their
+    /// buffer is bounded like the source (4 GiB: offsets are 32-bit); past
+    /// that an edit stops the program rather than write other bytes.
+    fn owned_end(&self) -> u32 {
+        u32::try_from(self.owned.len()).expect("the edits of one document exceed 4 GiB")
     }
 
     /// The node behind an id.

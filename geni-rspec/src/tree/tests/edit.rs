@@ -211,7 +211,7 @@ fn edited_strings_stay_right_as_their_buffer_grows_and_a_copy_edits_apart() {
     d.set_attribute_ns(node, EMULAB, "emulab", "vnode", "pc1");
     let mut copy = d.clone();
     copy.set_attribute(node, "x", "copied");
-    copy.set_attribute_ns(node, EMULAB, "emulab", "vnode", "pc2");
+    copy.set_attribute_ns(node, EMULAB, "emulab", "vnode", "pc2 é…");
     let location = format!("<jfed:location xmlns:jfed=\"{JFED}\"");
     let original = written(&d);
     assert!(original.contains(&location), "{original}");
@@ -224,7 +224,7 @@ fn edited_strings_stay_right_as_their_buffer_grows_and_a_copy_edits_apart() {
     let copied = written(&copy);
     assert!(
         copied.contains(&format!(
-            " x=\"copied\" xmlns:emulab=\"{EMULAB}\" emulab:vnode=\"pc2\"/>"
+            " x=\"copied\" xmlns:emulab=\"{EMULAB}\" emulab:vnode=\"pc2 é…\"/>"
         )),
         "{copied}"
     );
