@@ -180,8 +180,7 @@ impl Document {
         if !self.node(parent).is_element() || text.is_empty() {
             return;
         }
-        let escaped = escape_text(text).into_owned();
-        let id = self.new_text_raw(&escaped);
+        let id = self.new_text_raw(&escape_text(text));
         self.link_last(parent.0, id);
     }
 
@@ -277,9 +276,8 @@ impl Document {
             (node.items_start as usize, node.items_len as usize)
         };
         if start + len != self.items.len() {
-            let copied = self.items[start..start + len].to_vec();
             let new_start = self.items.len();
-            self.items.extend(copied);
+            self.items.extend_from_within(start..start + len);
             self.node_mut(n).items_start = new_start as u32;
             return new_start;
         }
