@@ -183,14 +183,14 @@ fn build(
     sources: &Sources,
     known: Known<'_>,
 ) -> Result<Document, CoreError> {
+    let mut groups: HashMap<&str, Vec<&SliverRow>> = HashMap::new();
+    for row in &sources.rows {
+        groups.entry(row.request_id.as_str()).or_default().push(row);
+    }
     let mut merged: Option<Document> = None;
     for (request_id, source) in &sources.requests {
         let mut doc = document(kept, request_id, source, known)?;
-        let group: Vec<&SliverRow> = sources
-            .rows
-            .iter()
-            .filter(|r| &r.request_id == request_id)
-            .collect();
+        let group = groups.remove(request_id.as_str()).unwrap_or_default();
         let interfaces = prune(&mut doc, &config.cm_urn, &group)?;
         let mut annotations = annotate(
             &group,
