@@ -45,7 +45,11 @@ impl<K: Hash + Eq + Clone, V: Clone> BoundedCache<K, V> {
     }
 
     /// The value stored under `key`, marking it as recently used.
-    pub fn get(&self, key: &K) -> Option<V> {
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let mut clock = self.lock();
         let at = *clock.index.get(key)?;
         let slot = &mut clock.slots[at];

@@ -41,7 +41,7 @@ impl Owners {
 
     /// The slice of `urn`, if remembered.
     pub(super) fn of(&self, urn: &str) -> Option<Arc<str>> {
-        self.0.get(&urn.to_owned())
+        self.0.get(urn)
     }
 }
 
