@@ -6,7 +6,7 @@
 //! same store, and a second process can share a PostgreSQL store.
 
 use crate::database::Store;
-pub use crate::ports::free_port;
+use crate::ports::free_port;
 use geni_am::client::Client;
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};

@@ -12,8 +12,9 @@
 //! `promtool check rules`.
 
 use geni_am::client::Client;
-use geni_am_tests::aggregate::{dev_init, free_port, set};
+use geni_am_tests::aggregate::{dev_init, set};
 use geni_am_tests::calls::call;
+use geni_am_tests::ports::free_port;
 use geni_am_tests::{geni_am_bin, missing_prerequisite, workspace_root};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
