@@ -11,10 +11,8 @@
 //!
 //! Concurrency: on SQLite every write transaction starts with
 //! `BEGIN IMMEDIATE` (one writer at a time), and the writers of one
-//! process take turns on an in-process lock first ([`Store::write`]), so
-//! they queue on a futex that wakes the next one when a commit ends
-//! rather than in SQLite's busy handler, which sleeps 1 to 100 ms between
-//! looks (the busy timeout still covers writers of other processes); on
+//! process take turns on an in-process lock first and share one
+//! connection ([`writer`]); on
 //! PostgreSQL an allocation first locks the component rows
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
@@ -40,6 +38,7 @@ mod schema;
 pub mod slices;
 pub mod slivers;
 pub mod upkeep;
+mod writer;
 
 pub use bell::Bell;
 pub use columns::{CorruptValue, Json, JsonColumn, UnixTime};
@@ -51,7 +50,7 @@ use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection, R2D2Connectio
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 /// The schema, applied at [`Store::open`].
@@ -173,9 +172,10 @@ pub struct Store {
     postgres: bool,
     /// Rung after each commit that queued jobs.
     bell: Arc<Bell>,
-    /// Held by this process's SQLite write transactions, one at a time;
-    /// shared by every pool of the store (see [`Store::with_own_pool`]).
-    writer: Arc<Mutex<()>>,
+    /// The turn of this process's SQLite write transactions, one at a
+    /// time, and their connection; shared by every pool of the store (see
+    /// [`Store::with_own_pool`]).
+    writer: Arc<writer::Writer>,
     /// The WAL checkpoints of a SQLite file, off the commit path; shared
     /// like `writer`.
     checkpoints: Arc<checkpoint::Checkpoints>,
@@ -286,18 +286,21 @@ impl Store {
         Ok(self.pool.get()?)
     }
 
-    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite,
-    /// after this process's other SQLite writers: see [`Store::turn`]),
-    /// committing when it returns `Ok` and rolling back otherwise; a
-    /// commit that queued jobs rings [`Store::bell`]. `f` must not start
-    /// another write transaction.
+    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite, in
+    /// this process's writers' turn and on their connection: see
+    /// [`writer`]), committing when it returns `Ok` and rolling back
+    /// otherwise; a commit that queued jobs rings [`Store::bell`]. `f`
+    /// must not start another write transaction.
     pub fn write<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut Conn) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut conn = self.conn()?;
+        let turn = self.turn();
+        let mut conn = match turn {
+            Some(_) => self.writer.connection(&self.url)?,
+            None => self.conn()?,
+        };
         let conn: &mut Conn = &mut conn;
-        let _turn = self.turn(conn);
         match conn {
             Conn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
             Conn::Postgres(c) => AnsiTransactionManager::begin_transaction(c),
@@ -326,17 +329,10 @@ impl Store {
         }
     }
 
-    /// On SQLite, this process's turn to write, held until the transaction
-    /// has ended: SQLite lets one writer in at a time, and one that finds
-    /// the file locked sleeps in its busy handler (1, 2, 5, 10, … up to
-    /// 100 ms) before it looks again, so under load most of a write's
-    /// latency was that sleep. Waiting here wakes the next writer as soon
-    /// as the last one is done. PostgreSQL writers run side by side.
-    fn turn(&self, conn: &Conn) -> Option<MutexGuard<'_, ()>> {
-        match conn {
-            Conn::Sqlite(_) => Some(self.writer.lock().unwrap_or_else(PoisonError::into_inner)),
-            Conn::Postgres(_) => None,
-        }
+    /// On SQLite, this process's turn to write ([`writer`]), held until
+    /// the transaction has ended. PostgreSQL writers run side by side.
+    fn turn(&self) -> Option<MutexGuard<'_, ()>> {
+        (!self.postgres).then(|| self.writer.turn())
     }
 
     /// Runs `f` in one read transaction (a consistent snapshot).
@@ -370,7 +366,7 @@ impl Store {
 #[derive(Default)]
 pub(super) struct Shared {
     bell: Arc<Bell>,
-    writer: Arc<Mutex<()>>,
+    writer: Arc<writer::Writer>,
     checkpoints: Arc<checkpoint::Checkpoints>,
 }
 

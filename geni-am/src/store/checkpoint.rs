@@ -15,6 +15,7 @@
 //! What the WAL holds is as durable as before: a restart recovers it, and
 //! the last connection to close checkpoints it.
 
+use super::writer::Writer;
 use super::{Conn, Manager};
 use diesel::RunQueryDsl;
 use diesel::r2d2::ManageConnection;
@@ -46,7 +47,7 @@ impl Checkpoints {
     /// `writer`, and, every [`EVERY`] commits, asks the thread for a
     /// checkpoint (starting it if need be). Never waits for the
     /// checkpoint.
-    pub(super) fn committed(&self, url: &str, writer: &Arc<Mutex<()>>) {
+    pub(super) fn committed(&self, url: &str, writer: &Arc<Writer>) {
         if self.commits.fetch_add(1, Ordering::Relaxed) + 1 < EVERY {
             return;
         }
@@ -68,7 +69,7 @@ impl Checkpoints {
 /// Starts the thread checkpointing `url` on a connection of its own; its
 /// sender, or none (with a warning; the next checkpoint tries again) when
 /// the connection or the thread cannot be had.
-fn start(url: &str, writer: Arc<Mutex<()>>) -> Option<SyncSender<()>> {
+fn start(url: &str, writer: Arc<Writer>) -> Option<SyncSender<()>> {
     let conn = match Manager::new(url).connect() {
         Ok(conn) => conn,
         Err(error) => {
@@ -88,13 +89,13 @@ fn start(url: &str, writer: Arc<Mutex<()>>) -> Option<SyncSender<()>> {
 /// Checkpoints on `conn` each time it is asked, until the store is gone;
 /// a WAL grown past [`MOST_FRAMES`] is checkpointed again in `writer`'s
 /// turn.
-fn run(mut conn: Conn, asked: &Receiver<()>, writer: &Mutex<()>) {
+fn run(mut conn: Conn, asked: &Receiver<()>, writer: &Writer) {
     while asked.recv().is_ok() {
         let outcome = checkpoint(&mut conn).and_then(|frames| {
             if frames <= MOST_FRAMES {
                 return Ok(frames);
             }
-            let _turn = writer.lock().unwrap_or_else(PoisonError::into_inner);
+            let _turn = writer.turn();
             checkpoint(&mut conn)
         });
         if let Err(error) = outcome {
