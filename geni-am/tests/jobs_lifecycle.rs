@@ -130,11 +130,12 @@ fn starting_a_failed_sliver_is_refused_at_once_and_leaves_it_failed(mut harness:
 
 fn a_refused_creation_fails_the_sliver_without_retrying(mut harness: Harness) {
     let urns = harness.provision(Utc::now() + TimeDelta::days(5));
-    let mut row = harness.store.sliver(&urns[0]).unwrap().unwrap();
+    let read = harness.store.sliver(&urns[0]).unwrap().unwrap();
+    let mut row = read.clone();
     row.sliver_type = "gpu-monster".into();
     harness
         .store
-        .write(|conn| geni_am::store::slivers::save(conn, &row))
+        .write(|conn| geni_am::store::slivers::save(conn, &read, &row))
         .unwrap();
     harness.start(fast_jobs());
     let failed = harness.wait_state(&urns[0], Op::Failed);

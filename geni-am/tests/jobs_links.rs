@@ -244,12 +244,13 @@ fn services_reach_the_vm(mut harness: Harness, forget_plans: bool) {
     let document = request.replacen(empty, services, 1);
     let urns = harness.provision_document(SLICE, &document, Utc::now() + TimeDelta::days(1));
     for urn in urns.iter().filter(|_| forget_plans) {
-        let mut row = harness.store.sliver(urn).unwrap().unwrap();
-        assert!(row.plan.is_some(), "Allocate stores a plan");
+        let read = harness.store.sliver(urn).unwrap().unwrap();
+        assert!(read.plan.is_some(), "Allocate stores a plan");
+        let mut row = read.clone();
         row.plan = None;
         harness
             .store
-            .write(|conn| geni_am::store::slivers::save(conn, &row))
+            .write(|conn| geni_am::store::slivers::save(conn, &read, &row))
             .unwrap();
     }
     harness.start(fast_jobs());

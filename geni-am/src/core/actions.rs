@@ -139,8 +139,8 @@ impl Aggregate {
         let outcomes = apply_each(selection.slivers, best_effort, |row| step(row, action))?;
         let infos = save_outcomes(conn, &outcomes)?;
         if let Some(job) = action.job() {
-            for (row, _) in outcomes.iter().filter(|(_, e)| e.is_none()) {
-                queue(conn, job, row, &principal.caller_urn, now)?;
+            for outcome in outcomes.iter().filter(|o| o.succeeded()) {
+                queue(conn, job, &outcome.row, &principal.caller_urn, now)?;
             }
         }
         Ok(infos)

@@ -60,8 +60,21 @@ impl Provisioned {
     }
 }
 
-/// A sliver after a per-sliver step, with the error that kept it unchanged.
-pub(super) type Outcome = (SliverRow, Option<CoreError>);
+/// A sliver after a per-sliver step.
+pub(super) struct Outcome {
+    /// The row, changed by the step if it succeeded.
+    pub(super) row: SliverRow,
+    /// The row as read, when the step succeeded (its changes are saved
+    /// against it), or the error that kept the row unchanged.
+    read: Result<SliverRow, CoreError>,
+}
+
+impl Outcome {
+    /// True when the step succeeded.
+    pub(super) fn succeeded(&self) -> bool {
+        self.read.is_ok()
+    }
+}
 
 /// Applies `step` to every row. Without `best_effort` the first failure is
 /// the result (the transaction then rolls back); with it, failed rows are
@@ -73,9 +86,13 @@ pub(super) fn apply_each(
 ) -> Result<Vec<Outcome>, CoreError> {
     let mut out = Vec::with_capacity(rows.len());
     for mut row in rows {
+        let read = row.clone();
         match step(&mut row) {
-            Ok(()) => out.push((row, None)),
-            Err(e) if best_effort => out.push((row, Some(e))),
+            Ok(()) => out.push(Outcome {
+                row,
+                read: Ok(read),
+            }),
+            Err(e) if best_effort => out.push(Outcome { row, read: Err(e) }),
             Err(e) => return Err(e),
         }
     }
@@ -90,13 +107,11 @@ pub(super) fn save_outcomes(
 ) -> Result<Vec<SliverInfo>, CoreError> {
     outcomes
         .iter()
-        .map(|(row, error)| {
-            if error.is_none() {
-                slivers::save(conn, row)?;
-            }
-            let mut info = row.info();
-            if let Some(e) = error {
-                info.error = e.to_string();
+        .map(|outcome| {
+            let mut info = outcome.row.info();
+            match &outcome.read {
+                Ok(read) => slivers::save(conn, read, &outcome.row)?,
+                Err(e) => info.error = e.to_string(),
             }
             Ok(info)
         })
@@ -157,8 +172,9 @@ pub(super) fn shut_down_in(
                 | OperationalState::UpdatingUsers
         );
         if running {
+            let read = row.clone();
             row.operational_state = OperationalState::Stopping;
-            slivers::save(conn, &row)?;
+            slivers::save(conn, &read, &row)?;
             queue(conn, JobKind::Stop, &row, by, now)?;
         }
     }
@@ -235,8 +251,14 @@ impl Aggregate {
             Ok(())
         })?;
         let slivers = save_outcomes(conn, &outcomes)?;
-        for (row, _) in outcomes.iter().filter(|(_, e)| e.is_none()) {
-            queue(conn, JobKind::Provision, row, &principal.caller_urn, now)?;
+        for outcome in outcomes.iter().filter(|o| o.succeeded()) {
+            queue(
+                conn,
+                JobKind::Provision,
+                &outcome.row,
+                &principal.caller_urn,
+                now,
+            )?;
         }
         let live = slivers::live_in_slice(conn, slice_urn)?;
         Ok(Provisioned {

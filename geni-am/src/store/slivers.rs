@@ -9,6 +9,8 @@
 //! taken against ([`Store::record_observation`]): an observation older
 //! than another writer's transition never moves the sliver back.
 
+mod changes;
+
 use super::cached::CachedDsl;
 use super::native::natively;
 use super::schema::slivers;
@@ -17,11 +19,12 @@ use crate::model::plan::NodePlan;
 use crate::model::{
     AllocationState, EventKind, JobKind, OperationalState, SliverAnnotations, SliverInfo,
 };
+use changes::Changes;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
 /// A sliver as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable, AsChangeset)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
 #[diesel(table_name = slivers, treat_none_as_null = true)]
 pub struct SliverRow {
     /// `urn:publicid:IDN+<authority>+sliver+<uuid>`.
@@ -58,7 +61,6 @@ pub struct SliverRow {
     pub created_at: UnixTime,
     /// Raised by every write ([`save`]); compared by the writes that must
     /// not overwrite a change made since the row was read.
-    #[diesel(skip_update)]
     pub version: i64,
     /// When it was deleted, `None` while it is live.
     pub deleted_at: Option<UnixTime>,
@@ -115,24 +117,32 @@ pub fn insert(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
     Ok(())
 }
 
-/// Writes every column of `row` back and raises the version.
-pub fn save(conn: &mut Conn, row: &SliverRow) -> StoreResult<()> {
+/// Writes back the columns in which `row` differs from `read` (the same
+/// sliver as read in this transaction, see [`changes`]) and raises the
+/// version.
+pub fn save(conn: &mut Conn, read: &SliverRow, row: &SliverRow) -> StoreResult<()> {
     diesel::update(slivers::table.find(&row.urn))
-        .set((row, slivers::version.eq(slivers::version + 1)))
+        .set((
+            Changes::between(read, row),
+            slivers::version.eq(slivers::version + 1),
+        ))
         .cached()
         .execute(conn)?;
     Ok(())
 }
 
-/// Writes `row` back, raising the version, only if no one wrote the
-/// sliver since `row` was read (its version is still `row.version`);
-/// true when written.
-fn save_if_unchanged(conn: &mut Conn, row: &SliverRow) -> StoreResult<bool> {
+/// Writes `row` back as [`save`] does, only if no one wrote the sliver
+/// since `read` was read (its version is still `read.version`); true when
+/// written.
+fn save_if_unchanged(conn: &mut Conn, read: &SliverRow, row: &SliverRow) -> StoreResult<bool> {
     let unchanged = slivers::table
         .find(&row.urn)
-        .filter(slivers::version.eq(row.version));
+        .filter(slivers::version.eq(read.version));
     let written = diesel::update(unchanged)
-        .set((row, slivers::version.eq(slivers::version + 1)))
+        .set((
+            Changes::between(read, row),
+            slivers::version.eq(slivers::version + 1),
+        ))
         .cached()
         .execute(conn)?;
     Ok(written == 1)
@@ -269,8 +279,9 @@ fn change_live(
     if row.allocation_state == AllocationState::Unallocated {
         return Ok(false);
     }
+    let read = row.clone();
     let logged = change(&mut row);
-    save(conn, &row)?;
+    save(conn, &read, &row)?;
     for (kind, detail) in logged {
         events::append(conn, now, Some(&row.slice_urn), Some(urn), kind, &detail)?;
     }
@@ -383,7 +394,7 @@ impl Store {
         observation.apply(&mut row);
         self.write(|conn| {
             if row.allocation_state == AllocationState::Unallocated
-                || !save_if_unchanged(conn, &row)?
+                || !save_if_unchanged(conn, read, &row)?
             {
                 let current = find(conn, &row.urn)?;
                 tracing::info!(
@@ -536,10 +547,11 @@ pub fn unallocate(
     detail: &str,
     now: DateTime<Utc>,
 ) -> StoreResult<SliverRow> {
+    let read = row.clone();
     let provisioned = row.allocation_state == AllocationState::Provisioned;
     row.allocation_state = AllocationState::Unallocated;
     row.deleted_at = Some(now.into());
-    save(conn, &row)?;
+    save(conn, &read, &row)?;
     if provisioned {
         let payload = serde_json::json!({ "reason": kind.as_str() });
         jobs::enqueue(
