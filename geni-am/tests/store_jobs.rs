@@ -337,3 +337,20 @@ fn concurrent_claims_on_postgres_are_disjoint() {
     };
     concurrent_claims_are_disjoint(&db.url);
 }
+
+#[test]
+fn on_sqlite_a_claim_that_finds_nothing_due_does_not_wait_for_the_writers_turn() {
+    let f = fixture();
+    let store = f.am.store().clone();
+    let now = f.clock.now();
+    let lease = TimeDelta::seconds(30);
+    // A job due only later: nothing is claimable now.
+    let later = enqueue(&store, 1, now + TimeDelta::hours(1));
+    let claimed = beside_an_open_write(&store, move |store| {
+        store.claim_jobs("worker-a", now, lease, 1)
+    });
+    assert!(claimed.unwrap().is_empty());
+    // Once due, the job is claimed as before.
+    let due = store.claim_jobs("worker-a", now + TimeDelta::hours(2), lease, 1);
+    assert_eq!(due.unwrap()[0].id, later[0]);
+}

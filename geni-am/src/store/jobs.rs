@@ -219,6 +219,17 @@ pub(super) fn claim(
 impl Store {
     /// Claims up to `limit` due jobs for worker `owner` with a lease of
     /// `lease`; each claim counts as an attempt.
+    ///
+    /// On SQLite a read, beside the writers, looks for a claimable job
+    /// first, and only a claim that has one to take writes. A claim is a
+    /// write transaction in the turn every API write waits for, and most
+    /// claims find nothing: an idle worker looks every `idle_poll_ms`,
+    /// which kept the writers' connection ([`Store::write`]) from ever
+    /// being closed unused (2 MB resident after a load), and under load
+    /// half of the claims of workers woken by the bell found the job taken
+    /// by another (7,000 of 14,000 over 3,000 lifecycles). A job committed
+    /// after the read's snapshot rings the bell after it, so the worker
+    /// looks again at once.
     pub fn claim_jobs(
         &self,
         owner: &str,
@@ -226,6 +237,9 @@ impl Store {
         lease: TimeDelta,
         limit: i64,
     ) -> StoreResult<Vec<JobRow>> {
+        if !self.is_postgres() && self.read(|conn| claimable_ids(conn, now, 1))?.is_empty() {
+            return Ok(Vec::new());
+        }
         self.write(|conn| claim(conn, owner, now, lease, limit))
     }
 

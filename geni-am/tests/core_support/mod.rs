@@ -306,3 +306,40 @@ pub fn provisioned(f: &Fixture, client_ids: &[&str]) -> Vec<String> {
 pub fn described(f: &Fixture) -> usize {
     f.am.describe(&slice()).expect("described").slivers.len()
 }
+
+/// Runs `f` on `store` while another thread holds the store's writers'
+/// turn (a write transaction left open), and returns what `f` returned.
+/// Panics if `f` waited for that turn: the holder lets go only after `f`
+/// has answered, or after a bound generous enough for a slow machine.
+pub fn beside_an_open_write<T: Send + 'static>(
+    store: &Store,
+    f: impl FnOnce(&Store) -> T + Send + 'static,
+) -> T {
+    use std::sync::mpsc::channel;
+    let (holding, held) = channel();
+    let (release, released) = channel::<()>();
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store
+                .write(|_| {
+                    holding.send(()).expect("the test waits");
+                    // Let go when told, or when the test has gone.
+                    let _ = released.recv();
+                    Ok::<_, geni_am::store::StoreError>(())
+                })
+                .expect("the open write")
+        })
+    };
+    held.recv().expect("the write opened");
+    let (answer, answered) = channel();
+    let asker = {
+        let store = store.clone();
+        std::thread::spawn(move || answer.send(f(&store)))
+    };
+    let outcome = answered.recv_timeout(std::time::Duration::from_secs(20));
+    release.send(()).expect("the holder waits");
+    writer.join().expect("the holder");
+    asker.join().expect("the asker").ok();
+    outcome.expect("waited for the writers' turn")
+}
