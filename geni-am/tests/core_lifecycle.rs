@@ -292,6 +292,23 @@ fn reaper_deletes_expired_slivers_to_the_second_and_frees_capacity() {
 }
 
 #[test]
+fn a_reaper_that_finds_nothing_expired_does_not_wait_for_the_writers_turn() {
+    let f = fixture_with(&[host("h1", 1)]);
+    let a =
+        f.am.allocate(&principal(30), SLICE, &request(&["n1"], "default-vm"))
+            .unwrap();
+    let now = f.clock.now();
+    let reaped = beside_an_open_write(f.am.store(), move |store| store.reap_expired(now));
+    assert!(reaped.unwrap().is_empty(), "not yet expired");
+    let later = now + TimeDelta::minutes(10);
+    assert_eq!(
+        f.am.store().reap_expired(later).unwrap(),
+        [a.slivers[0].urn.clone()],
+        "reaped once expired"
+    );
+}
+
+#[test]
 fn shutdown_stops_running_slivers() {
     let f = fixture();
     let p = principal(30);
