@@ -14,9 +14,10 @@
 //! before it and read its pages again from the file (a system call each).
 //! All of this process's writes are serialised anyway, so they now share
 //! one connection, whose cache stays valid from one write to the next
-//! (docs/PERFORMANCE.md, "One connection for the writes"). It is held in a
-//! pool of one, so that it is closed, with its cache, after a while unused
-//! like the pool's others, and replaced if a transaction left it broken.
+//! (docs/PERFORMANCE.md, "One connection for the writes, and only the
+//! columns that changed"). It is held in a pool of one, so that it is
+//! closed, with its cache, after a while unused like the pool's others,
+//! and replaced if a transaction left it broken.
 
 use super::{IDLE_TIMEOUT, Manager, StoreResult};
 use diesel::r2d2::{Pool, PooledConnection};
