@@ -52,6 +52,10 @@ impl Writer {
                 .min_idle(Some(0))
                 .idle_timeout(Some(IDLE_TIMEOUT))
                 .connection_timeout(Duration::from_secs(30))
+                // As the store's pools on SQLite: the check (`SELECT 1`)
+                // would cost a statement per write, and a file does not go
+                // away.
+                .test_on_check_out(false)
                 .thread_pool(Arc::new(
                     ScheduledThreadPool::builder()
                         .num_threads(1)
