@@ -315,7 +315,7 @@ pub fn beside_an_open_write<T: Send + 'static>(
     store: &Store,
     f: impl FnOnce(&Store) -> T + Send + 'static,
 ) -> T {
-    use std::sync::mpsc::channel;
+    use std::sync::mpsc::{RecvTimeoutError, channel};
     let (holding, held) = channel();
     let (release, released) = channel::<()>();
     let writer = {
@@ -340,6 +340,13 @@ pub fn beside_an_open_write<T: Send + 'static>(
     let outcome = answered.recv_timeout(std::time::Duration::from_secs(20));
     release.send(()).expect("the holder waits");
     writer.join().expect("the holder");
-    asker.join().expect("the asker").ok();
-    outcome.expect("waited for the writers' turn")
+    let asked = asker.join();
+    match outcome {
+        Ok(answer) => answer,
+        Err(RecvTimeoutError::Timeout) => panic!("waited for the writers' turn"),
+        // `f` panicked: its own message says why.
+        Err(RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(asked.expect_err("the asker ended without an answer"))
+        }
+    }
 }
