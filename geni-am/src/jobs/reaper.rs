@@ -25,11 +25,16 @@ pub fn run(cx: &Context, signal: &StopSignal) {
 }
 
 /// Reaps what has expired and returns how long until the next expiry.
+/// The next expiry is read first, so a tick with nothing expired is one
+/// read.
 fn reap_once(cx: &Context) -> Result<Option<Duration>, crate::store::StoreError> {
-    let reaped = cx.store.reap_expired(Utc::now())?;
-    for urn in &reaped {
-        tracing::info!(sliver = %urn, "sliver expired and was deleted");
+    let mut next = cx.store.next_expiry()?;
+    let now = Utc::now();
+    if next.is_some_and(|at| at <= now) {
+        for urn in &cx.store.reap_expired(now)? {
+            tracing::info!(sliver = %urn, "sliver expired and was deleted");
+        }
+        next = cx.store.next_expiry()?;
     }
-    let next = cx.store.next_expiry()?;
     Ok(next.map(|at| (at - Utc::now()).to_std().unwrap_or(Duration::ZERO)))
 }
