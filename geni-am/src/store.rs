@@ -251,12 +251,15 @@ impl Store {
         })
     }
 
-    /// The connections of this pool: `(in use, idle)`.
+    /// The connections of this pool, and on SQLite the writers'
+    /// connection it shares with the store's other pools: `(in use,
+    /// idle)`.
     pub fn pool_use(&self) -> (u32, u32) {
         let state = self.pool.state();
+        let (writing, writer_idle) = self.writer.state();
         (
-            state.connections.saturating_sub(state.idle_connections),
-            state.idle_connections,
+            state.connections.saturating_sub(state.idle_connections) + writing,
+            state.idle_connections + writer_idle,
         )
     }
 

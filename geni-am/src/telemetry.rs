@@ -284,7 +284,7 @@ impl Gauges {
             .set(self.store_idle);
         registry.register(
             "geni_am_store_connections",
-            "Connections of the request pool to the store, in use or idle",
+            "Connections of the request pool to the store (on SQLite with the writers' shared one), in use or idle",
             connections,
         );
         registry.register(

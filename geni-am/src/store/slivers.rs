@@ -25,7 +25,7 @@ use diesel::prelude::*;
 
 /// A sliver as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
-#[diesel(table_name = slivers, treat_none_as_null = true)]
+#[diesel(table_name = slivers)]
 pub struct SliverRow {
     /// `urn:publicid:IDN+<authority>+sliver+<uuid>`.
     pub urn: String,

@@ -33,7 +33,7 @@ pub(super) struct Writer {
     /// beside one) until it has ended.
     turn: Mutex<()>,
     /// The writers' connection, made at the first write.
-    conn: OnceLock<Pool<Manager>>,
+    pool: OnceLock<Pool<Manager>>,
 }
 
 impl Writer {
@@ -46,7 +46,7 @@ impl Writer {
     /// first write, or after it was closed unused or broken). Only to be
     /// taken in the [`Writer::turn`].
     pub(super) fn connection(&self, url: &str) -> StoreResult<PooledConnection<Manager>> {
-        let pool = self.conn.get_or_init(|| {
+        let pool = self.pool.get_or_init(|| {
             Pool::builder()
                 .max_size(1)
                 .min_idle(Some(0))
@@ -65,6 +65,18 @@ impl Writer {
                 .build_unchecked(Manager::new(url))
         });
         Ok(pool.get()?)
+    }
+
+    /// The writers' connection: `(in use, idle)`, `(0, 0)` while it is
+    /// closed.
+    pub(super) fn state(&self) -> (u32, u32) {
+        self.pool.get().map_or((0, 0), |pool| {
+            let state = pool.state();
+            (
+                state.connections.saturating_sub(state.idle_connections),
+                state.idle_connections,
+            )
+        })
     }
 }
 
@@ -120,6 +132,20 @@ mod tests {
         let other = diesel::sql_query("SELECT n FROM temp.seen")
             .load::<Seen>(&mut *store.conn().expect("conn"));
         assert!(other.is_err(), "a reader saw the writers' table");
+    }
+
+    #[test]
+    fn the_pools_use_counts_the_writers_connection() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("s.sqlite").to_string_lossy(), 2).expect("store");
+        let (before, _) = store.pool_use();
+        let during = store
+            .write(|_: &mut Conn| Ok::<_, StoreError>(store.pool_use()))
+            .expect("write");
+        let after = store.pool_use();
+        assert_eq!((before, during.0, after.0), (0, 1, 0), "in use");
+        // The migrations' write opened it, and it stays open unused.
+        assert_eq!(after.1, during.1 + 1, "idle once the write ended");
     }
 
     #[test]
