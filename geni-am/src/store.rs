@@ -27,6 +27,7 @@ pub mod drain;
 pub mod events;
 mod filters;
 mod finish;
+pub mod hand_off;
 pub mod jobs;
 pub mod link_ranges;
 pub mod listing;
@@ -172,6 +173,9 @@ pub struct Store {
     postgres: bool,
     /// Rung after each commit that queued jobs.
     bell: Arc<Bell>,
+    /// The workers waiting for work, to which a transaction that queues a
+    /// job may hand it ([`hand_off`]).
+    hand_off: Arc<hand_off::HandOff>,
     /// The turn of this process's SQLite write transactions, one at a
     /// time, and their connection; shared by every pool of the store (see
     /// [`Store::with_own_pool`]).
@@ -209,6 +213,7 @@ impl Store {
     pub fn with_own_pool(&self, max_connections: u32) -> StoreResult<Store> {
         let shared = Shared {
             bell: self.bell.clone(),
+            hand_off: self.hand_off.clone(),
             writer: self.writer.clone(),
             checkpoints: self.checkpoints.clone(),
         };
@@ -245,6 +250,7 @@ impl Store {
             pool,
             postgres,
             bell: shared.bell,
+            hand_off: shared.hand_off,
             writer: shared.writer,
             checkpoints: shared.checkpoints,
             url: url.into(),
@@ -266,6 +272,11 @@ impl Store {
     /// True when the store is PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.postgres
+    }
+
+    /// The workers waiting for work, and the jobs handed to them.
+    pub fn hand_off(&self) -> &hand_off::HandOff {
+        &self.hand_off
     }
 
     /// The bell rung after each commit that queued jobs — in this process,
@@ -310,11 +321,13 @@ impl Store {
         }
         .map_err(StoreError::from)?;
         bell::begin();
+        let handing = hand_off::begin(&self.hand_off);
         let outcome = f(conn);
         let queued = bell::queued();
         match outcome {
             Ok(value) => {
                 Conn::commit_transaction(conn).map_err(StoreError::from)?;
+                handing.commit();
                 if let Conn::Sqlite(_) = conn {
                     self.checkpoints.committed(&self.url, &self.writer);
                 }
@@ -369,6 +382,7 @@ impl Store {
 #[derive(Default)]
 pub(super) struct Shared {
     bell: Arc<Bell>,
+    hand_off: Arc<hand_off::HandOff>,
     writer: Arc<writer::Writer>,
     checkpoints: Arc<checkpoint::Checkpoints>,
 }

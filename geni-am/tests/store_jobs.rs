@@ -5,7 +5,9 @@
 //! in its transaction), a deferral is no attempt and a destroy supersedes the
 //! queued jobs of its sliver; due destructions go first and the end of an
 //! outage wakes the jobs in backoff; concurrent claimers (threads with their own
-//! pools, on SQLite and PostgreSQL) never get the same job.
+//! pools, on SQLite and PostgreSQL) never get the same job; a job queued
+//! while a worker waits is handed to it at the commit, unless its sliver
+//! has another job pending or the transaction does not commit.
 
 mod core_support;
 
@@ -13,8 +15,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use core_support::*;
 use geni_am::model::JobKind;
 use geni_am::store::Finished;
-use geni_am::store::Store;
 use geni_am::store::jobs;
+use geni_am::store::{Conn, Store, StoreError};
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
 
@@ -353,4 +355,148 @@ fn on_sqlite_a_claim_that_finds_nothing_due_does_not_wait_for_the_writers_turn()
     // Once due, the job is claimed as before.
     let due = store.claim_jobs("worker-a", now + TimeDelta::hours(2), lease, 1);
     assert_eq!(due.unwrap()[0].id, later[0]);
+}
+
+const SLIVER: &str = "urn:publicid:IDN+geni-am.test+sliver+handed";
+
+/// Queues a start job of [`SLIVER`] at `now` in the transaction on `conn`.
+fn start_sliver(conn: &mut Conn, now: DateTime<Utc>) -> Result<String, StoreError> {
+    jobs::enqueue(
+        conn,
+        JobKind::Start,
+        SLICE,
+        Some(SLIVER),
+        &serde_json::json!({}),
+        now,
+    )
+}
+
+/// The lease and states of `jobs`: `(id, state, owner, attempts)`.
+fn leases(jobs: &[jobs::JobRow]) -> Vec<(String, String, Option<String>, i64)> {
+    jobs.iter()
+        .map(|j| {
+            let state = j.state.as_str().to_owned();
+            (j.id.clone(), state, j.lease_owner.clone(), j.attempts)
+        })
+        .collect()
+}
+
+#[test]
+fn a_job_queued_while_a_worker_is_idle_is_stored_claimed_and_handed_to_it_at_the_commit() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let lease = TimeDelta::seconds(45);
+    store.hand_off().idle("w1", lease);
+    let id = queue_for(store, SLIVER, JobKind::Start, now);
+
+    let handed = store.hand_off().take("w1");
+    let running = (id.clone(), "running".to_owned(), Some("w1".to_owned()), 1);
+    assert_eq!(leases(&handed), std::slice::from_ref(&running));
+    assert_eq!(handed[0].lease_expires.map(|t| t.get()), Some(now + lease));
+    assert_eq!(leases(&store.jobs_of_sliver(SLIVER).unwrap()), [running]);
+    // Handed over, it is no other worker's to claim, and w1 waits no more.
+    assert!(claimed(store, now).is_empty());
+    let next = queue_for(
+        store,
+        "urn:publicid:IDN+geni-am.test+sliver+other",
+        JobKind::Start,
+        now,
+    );
+    assert!(store.hand_off().take("w1").is_empty());
+    assert_eq!(claimed(store, now), [next]);
+}
+
+#[test]
+fn a_job_behind_another_of_its_sliver_is_queued_not_handed() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let first = queue_for(store, SLIVER, JobKind::Start, now);
+    store.hand_off().idle("w1", TimeDelta::seconds(45));
+    let second = queue_for(store, SLIVER, JobKind::Stop, now);
+
+    assert!(store.hand_off().take("w1").is_empty());
+    let states: Vec<_> = leases(&store.jobs_of_sliver(SLIVER).unwrap());
+    assert_eq!(
+        states,
+        [
+            (first, "queued".to_owned(), None, 0),
+            (second, "queued".to_owned(), None, 0)
+        ]
+    );
+}
+
+#[test]
+fn a_transaction_that_does_not_commit_leaves_its_worker_idle_for_the_next() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    store.hand_off().idle("w1", TimeDelta::seconds(45));
+    let refused: Result<String, StoreError> = store.write(|conn| {
+        jobs::enqueue(
+            conn,
+            JobKind::Start,
+            SLICE,
+            Some(SLIVER),
+            &serde_json::json!({}),
+            now,
+        )?;
+        Err(StoreError::Migration("refused".into()))
+    });
+    assert!(refused.is_err());
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        store.write(|conn| -> Result<(), StoreError> {
+            jobs::enqueue(
+                conn,
+                JobKind::Start,
+                SLICE,
+                Some(SLIVER),
+                &serde_json::json!({}),
+                now,
+            )?;
+            panic!("the transaction's caller failed")
+        })
+    }));
+    assert!(panicked.is_err());
+    assert!(store.jobs_of_sliver(SLIVER).unwrap().is_empty());
+
+    let id = queue_for(store, SLIVER, JobKind::Start, now);
+    assert_eq!(store.hand_off().take("w1")[0].id, id);
+}
+
+#[test]
+fn a_worker_woken_before_the_commit_that_reserved_it_waits_for_its_job() {
+    use std::sync::mpsc::channel;
+    let f = fixture();
+    let store = f.am.store().clone();
+    let now = f.clock.now();
+    store.hand_off().idle("w1", TimeDelta::seconds(45));
+    let (queued, in_transaction) = channel();
+    let (go, commit) = channel::<()>();
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store
+                .write(|conn| {
+                    let id = start_sliver(conn, now)?;
+                    queued.send(id.clone()).unwrap();
+                    commit.recv().unwrap();
+                    Ok::<_, StoreError>(id)
+                })
+                .unwrap()
+        })
+    };
+    let id = in_transaction.recv().unwrap();
+    let taker = {
+        let store = store.clone();
+        std::thread::spawn(move || store.hand_off().take("w1"))
+    };
+    // Give the taker time to find the reservation before the commit.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    go.send(()).unwrap();
+    assert_eq!(writer.join().unwrap(), id);
+    let handed = taker.join().unwrap();
+    assert_eq!(handed.len(), 1);
+    assert_eq!(handed[0].id, id);
 }

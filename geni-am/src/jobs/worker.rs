@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 /// Claims and runs jobs as `owner` until stopped. Between claims that
 /// find nothing it waits on the store's bell (rung when jobs are queued)
-/// until the next queued job is due, `idle_poll_ms` at most. The jobs
+/// until the next queued job is due, `idle_poll_ms` at most, ready to be
+/// handed a job by the transaction that queues it. The jobs
 /// are claimed in batches as large as [`Pace`] says, and those that
 /// succeed are finished together in the transaction that claims the next
 /// batch.
@@ -32,6 +33,7 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
     let idle = Duration::from_millis(cx.config.idle_poll_ms);
     let lease = TimeDelta::seconds(i64::try_from(cx.config.lease_secs).unwrap_or(i64::MAX / 2));
     let bell = cx.store.bell();
+    let hand_off = cx.store.hand_off();
     let mut seen = bell.rings();
     let mut pace = Pace::default();
     let mut next: Vec<JobRow> = Vec::new();
@@ -54,8 +56,11 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
         };
         if jobs.is_empty() {
             // A ring since `seen` (jobs queued after the last look) ends
-            // the wait at once.
+            // the wait at once; a job handed to this worker meanwhile
+            // rings too.
+            hand_off.idle(owner, lease);
             seen = bell.wait(seen, until_due(cx, idle));
+            next = hand_off.take(owner);
             look = true;
             continue;
         }
@@ -76,6 +81,7 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
         }
         cx.followers.ring();
     }
+    next.extend(hand_off.take(owner));
     put_back(cx, owner, &next);
 }
 

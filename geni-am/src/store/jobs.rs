@@ -14,6 +14,7 @@
 //! other instances keep running until they expire.
 
 use super::cached::CachedDsl;
+use super::hand_off;
 use super::schema::jobs;
 use super::{Conn, Json, Store, StoreResult, UnixTime};
 use crate::model::{JobKind, JobState};
@@ -57,7 +58,9 @@ pub struct JobRow {
 
 /// Queues a job of `kind` for `sliver_urn`, runnable from `now`; returns
 /// its id. Once the transaction commits, waiting workers wake (see
-/// [`super::bell`]).
+/// [`super::bell`]). When a worker of this process is idle and the
+/// sliver has no other job queued or running, the job is stored claimed
+/// by that worker and handed to it at the commit ([`super::hand_off`]).
 pub fn enqueue(
     conn: &mut Conn,
     kind: JobKind,
@@ -72,7 +75,7 @@ pub fn enqueue(
         supersede_queued(conn, sliver, now)?;
     }
     let last: Option<i64> = jobs::table.select(max(jobs::seq)).first(conn)?;
-    let row = JobRow {
+    let mut row = JobRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
         seq: last.unwrap_or(0) + 1,
         kind,
@@ -88,12 +91,40 @@ pub fn enqueue(
         created_at: now.into(),
         updated_at: now.into(),
     };
+    let handed = hand_off::any_idle() && !pending_for(conn, sliver_urn)? && {
+        if let Some((owner, lease)) = hand_off::reserve() {
+            row.state = JobState::Running;
+            row.attempts = 1;
+            row.lease_owner = Some(owner);
+            row.lease_expires = Some((now + lease).into());
+        }
+        row.lease_owner.is_some()
+    };
     diesel::insert_into(jobs::table)
         .values(&row)
         .cached()
         .execute(conn)?;
     super::bell::note_queued(conn)?;
-    Ok(row.id)
+    let id = row.id.clone();
+    if handed {
+        hand_off::reserved_for(row);
+    }
+    Ok(id)
+}
+
+/// Whether `sliver_urn` has a job queued or running (a job queued now
+/// waits for it); never for a job of no sliver.
+fn pending_for(conn: &mut Conn, sliver_urn: Option<&str>) -> StoreResult<bool> {
+    let Some(sliver) = sliver_urn else {
+        return Ok(false);
+    };
+    let pending = jobs::table
+        .filter(jobs::sliver_urn.eq(sliver))
+        .filter(super::filters::pending_job())
+        .select(jobs::id)
+        .first::<String>(conn)
+        .optional()?;
+    Ok(pending.is_some())
 }
 
 /// Marks the queued jobs of `sliver_urn` done: once its VM is to be
