@@ -390,7 +390,7 @@ fn a_job_queued_while_a_worker_is_idle_is_stored_claimed_and_handed_to_it_at_the
     store.hand_off().idle("w1", lease);
     let id = queue_for(store, SLIVER, JobKind::Start, now);
 
-    let handed = store.hand_off().take("w1");
+    let handed = store.take_handed("w1").unwrap();
     let running = (id.clone(), "running".to_owned(), Some("w1".to_owned()), 1);
     assert_eq!(leases(&handed), std::slice::from_ref(&running));
     assert_eq!(handed[0].lease_expires.map(|t| t.get()), Some(now + lease));
@@ -403,7 +403,7 @@ fn a_job_queued_while_a_worker_is_idle_is_stored_claimed_and_handed_to_it_at_the
         JobKind::Start,
         now,
     );
-    assert!(store.hand_off().take("w1").is_empty());
+    assert!(store.take_handed("w1").unwrap().is_empty());
     assert_eq!(claimed(store, now), [next]);
 }
 
@@ -416,7 +416,7 @@ fn a_job_behind_another_of_its_sliver_is_queued_not_handed() {
     store.hand_off().idle("w1", TimeDelta::seconds(45));
     let second = queue_for(store, SLIVER, JobKind::Stop, now);
 
-    assert!(store.hand_off().take("w1").is_empty());
+    assert!(store.take_handed("w1").unwrap().is_empty());
     let states: Vec<_> = leases(&store.jobs_of_sliver(SLIVER).unwrap());
     assert_eq!(
         states,
@@ -462,7 +462,7 @@ fn a_transaction_that_does_not_commit_leaves_its_worker_idle_for_the_next() {
     assert!(store.jobs_of_sliver(SLIVER).unwrap().is_empty());
 
     let id = queue_for(store, SLIVER, JobKind::Start, now);
-    assert_eq!(store.hand_off().take("w1")[0].id, id);
+    assert_eq!(store.take_handed("w1").unwrap()[0].id, id);
 }
 
 #[test]
@@ -490,7 +490,7 @@ fn a_worker_woken_before_the_commit_that_reserved_it_waits_for_its_job() {
     let id = in_transaction.recv().unwrap();
     let taker = {
         let store = store.clone();
-        std::thread::spawn(move || store.hand_off().take("w1"))
+        std::thread::spawn(move || store.take_handed("w1").unwrap())
     };
     // Give the taker time to find the reservation before the commit.
     std::thread::sleep(std::time::Duration::from_millis(100));

@@ -33,7 +33,6 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
     let idle = Duration::from_millis(cx.config.idle_poll_ms);
     let lease = TimeDelta::seconds(i64::try_from(cx.config.lease_secs).unwrap_or(i64::MAX / 2));
     let bell = cx.store.bell();
-    let hand_off = cx.store.hand_off();
     let mut seen = bell.rings();
     let mut pace = Pace::default();
     let mut next: Vec<JobRow> = Vec::new();
@@ -58,9 +57,9 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
             // A ring since `seen` (jobs queued after the last look) ends
             // the wait at once; a job handed to this worker meanwhile
             // rings too.
-            hand_off.idle(owner, lease);
+            cx.store.hand_off().idle(owner, lease);
             seen = bell.wait(seen, until_due(cx, idle));
-            next = hand_off.take(owner);
+            next = take_handed(cx, owner);
             look = true;
             continue;
         }
@@ -81,7 +80,7 @@ pub fn run(cx: &Context, owner: &str, signal: &StopSignal) {
         }
         cx.followers.ring();
     }
-    next.extend(hand_off.take(owner));
+    next.extend(take_handed(cx, owner));
     put_back(cx, owner, &next);
 }
 
@@ -151,6 +150,15 @@ fn finish(
             None
         }
     }
+}
+
+/// The jobs handed to this worker while it waited; none if they cannot
+/// be read (they run again after their lease).
+fn take_handed(cx: &Context, owner: &str) -> Vec<JobRow> {
+    cx.store.take_handed(owner).unwrap_or_else(|err| {
+        tracing::warn!(%err, "cannot read the jobs handed to this worker; they will run again after their lease");
+        Vec::new()
+    })
 }
 
 /// Returns jobs claimed but not run (the worker was stopped after it

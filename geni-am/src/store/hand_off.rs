@@ -12,7 +12,6 @@
 //! one writers' turn, and a claim was one such write per job
 //! (docs/PERFORMANCE.md, "Jobs handed to an idle worker").
 
-use super::jobs::JobRow;
 use chrono::TimeDelta;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -31,8 +30,10 @@ enum Slot {
     Idle(TimeDelta),
     /// Reserved by a transaction not yet ended.
     Reserved(TimeDelta),
-    /// Jobs committed to it, to be taken.
-    Delivered(Vec<JobRow>),
+    /// The ids of jobs committed to it, to be taken (the worker reads
+    /// the rows itself, so that what it keeps of them is allocated on its
+    /// own thread).
+    Delivered(Vec<String>),
 }
 
 /// The workers of a process that wait for work, by lease owner; shared by
@@ -48,7 +49,7 @@ pub struct HandOff {
 struct Reservation {
     hand_off: Arc<HandOff>,
     owner: String,
-    job: Option<JobRow>,
+    job: Option<String>,
 }
 
 thread_local! {
@@ -72,10 +73,10 @@ impl HandOff {
         }
     }
 
-    /// What was delivered to `owner` since it said it was idle, waiting
+    /// The ids of the jobs delivered to `owner` since it said it was idle, waiting
     /// for a transaction that reserved it to end; `owner` is no longer
     /// idle.
-    pub fn take(&self, owner: &str) -> Vec<JobRow> {
+    pub fn take(&self, owner: &str) -> Vec<String> {
         let deadline = Instant::now() + RESERVED_WAIT;
         let mut slots = self.slots();
         loop {
@@ -115,7 +116,7 @@ impl HandOff {
 
     /// Ends a reservation: `job` delivered to `owner` if the transaction
     /// committed it, `owner` idle again otherwise.
-    fn end(&self, owner: String, job: Option<JobRow>) {
+    fn end(&self, owner: String, job: Option<String>) {
         let mut slots = self.slots();
         let next = match (slots.remove(&owner), job) {
             (Some(Slot::Delivered(mut jobs)), Some(job)) => {
@@ -160,8 +161,8 @@ pub(super) fn reserve() -> Option<(String, TimeDelta)> {
     })
 }
 
-/// Records the job stored for the last worker [`reserve`] gave.
-pub(super) fn reserved_for(job: JobRow) {
+/// Records the id of the job stored for the last worker [`reserve`] gave.
+pub(super) fn reserved_for(job: String) {
     TRANSACTION.with_borrow_mut(|transaction| {
         if let Some(last) = transaction.as_mut().and_then(|(_, r)| r.last_mut()) {
             last.job = Some(job);

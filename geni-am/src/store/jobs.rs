@@ -105,11 +105,10 @@ pub fn enqueue(
         .cached()
         .execute(conn)?;
     super::bell::note_queued(conn)?;
-    let id = row.id.clone();
     if handed {
-        hand_off::reserved_for(row);
+        hand_off::reserved_for(row.id.clone());
     }
-    Ok(id)
+    Ok(row.id)
 }
 
 /// Whether `sliver_urn` has a job queued or running (a job queued now
@@ -382,6 +381,20 @@ impl Store {
                 .select(diesel::dsl::min(jobs::run_after))
                 .first(conn)?;
             Ok(due.map(|t| t.get()))
+        })
+    }
+
+    /// The jobs handed to worker `owner` since it said it was idle
+    /// ([`hand_off::HandOff::take`]), read by the worker.
+    pub fn take_handed(&self, owner: &str) -> StoreResult<Vec<JobRow>> {
+        let ids = self.hand_off().take(owner);
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            ids.iter()
+                .map(|id| Ok(jobs::table.find(id).first(conn)?))
+                .collect()
         })
     }
 
