@@ -7,17 +7,24 @@
 //! server's own bind, which then fails with "Address already in use".
 //! Outside the range only listeners take ports; the pick starts at a
 //! random place so that tests running at the same time rarely try the
-//! same one, and skips every port something listens on already. When the
-//! range leaves no room (a machine tuned to `1024 65535`), port 0 picks
-//! as before.
+//! same one, and skips every port something listens on already. A port
+//! is handed out once per test process: between the pick and the bind of
+//! the server it is for (a process start, a second or more under load)
+//! nothing listens on it, so without that record the test threads of one
+//! suite could be given the same port, and the second server fail with
+//! "Address already in use" or, worse, the test's wait for it connect to
+//! the first. When the range leaves no room (a machine tuned to
+//! `1024 65535`), port 0 picks as before.
 //!
 //! Used by the `tests` crate and, by path, by the `geni-am` and `onesim`
 //! suites that start their binaries.
 
+use std::collections::BTreeSet;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::net::{Ipv4Addr, TcpListener};
 use std::ops::RangeInclusive;
+use std::sync::Mutex;
 
 /// The lowest port handed out: above the ports of the usual services a
 /// test machine runs (PostgreSQL, MariaDB, Redis, RabbitMQ's AMQP,
@@ -27,13 +34,20 @@ const LOWEST: u16 = 10_000;
 /// The ephemeral range when the kernel does not say (Linux's default).
 const EPHEMERAL_DEFAULT: (u16, u16) = (32_768, 60_999);
 
-/// A loopback port nobody listens on right now, outside the ephemeral
-/// range when there is room.
+/// The ports [`free_port`] handed out in this process.
+static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+
+/// A loopback port nobody listens on right now and that this process
+/// was not given before, outside the ephemeral range when there is room.
 pub fn free_port() -> u16 {
     let start = RandomState::new().build_hasher().finish();
     let pools = pools(ephemeral_range());
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
     first_free(start, &pools, |port| {
-        TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+        !handed_out.contains(&port) && TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+    })
+    .inspect(|&port| {
+        handed_out.insert(port);
     })
     .unwrap_or_else(|| {
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
@@ -101,6 +115,24 @@ mod tests {
             assert!(port >= LOWEST, "{port}");
         }
         TcpListener::bind((Ipv4Addr::LOCALHOST, port)).expect("the port is free");
+    }
+
+    #[test]
+    fn a_port_is_not_handed_out_twice_while_nothing_listens_on_it() {
+        if pools(ephemeral_range()).is_empty() {
+            return;
+        }
+        let picks: Vec<u16> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| (0..100).map(|_| free_port()).collect::<Vec<_>>()))
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|thread| thread.join().expect("picking thread"))
+                .collect()
+        });
+        let distinct: BTreeSet<u16> = picks.iter().copied().collect();
+        assert_eq!(distinct.len(), picks.len(), "{picks:?}");
     }
 
     #[test]
