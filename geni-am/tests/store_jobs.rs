@@ -7,7 +7,9 @@
 //! outage wakes the jobs in backoff; concurrent claimers (threads with their own
 //! pools, on SQLite and PostgreSQL) never get the same job; a job queued
 //! while a worker waits is handed to it at the commit, unless its sliver
-//! has another job pending or the transaction does not commit.
+//! has another job pending or the transaction does not commit, and is not
+//! taken once another claimed it again; on PostgreSQL two processes
+//! queueing jobs of one link take turns.
 
 mod core_support;
 
@@ -499,4 +501,88 @@ fn a_worker_woken_before_the_commit_that_reserved_it_waits_for_its_job() {
     let handed = taker.join().unwrap();
     assert_eq!(handed.len(), 1);
     assert_eq!(handed[0].id, id);
+}
+
+#[test]
+fn a_handed_job_whose_lease_ran_out_and_was_claimed_again_is_not_taken_as_well() {
+    let f = fixture();
+    let store = f.am.store();
+    let now = f.clock.now();
+    let lease = TimeDelta::seconds(45);
+    store.hand_off().idle("w1", lease);
+    let id = queue_for(store, SLIVER, JobKind::Start, now);
+    // w1 is slow to take it: its lease runs out and w2 claims the job.
+    let again = store.claim_jobs("w2", now + lease, lease, 1).unwrap();
+    assert_eq!(again[0].id, id);
+
+    assert!(store.take_handed("w1").unwrap().is_empty());
+    let rows = store.jobs_of_sliver(SLIVER).unwrap();
+    assert_eq!(rows[0].lease_owner.as_deref(), Some("w2"));
+}
+
+#[test]
+fn on_postgres_two_processes_queueing_for_one_link_take_turns() {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    let Some(db) = PgDatabase::create("postgres_queue_turns") else {
+        return;
+    };
+    let clock = TestClock::new();
+    let now = clock.now();
+    let first_process = attach(&db.url, &clock).store().clone();
+    let second_process = attach(&db.url, &clock).store().clone();
+    let link = "urn:publicid:IDN+geni-am.test+link+lan0";
+    let destroy_network = move |conn: &mut Conn| {
+        jobs::enqueue(
+            conn,
+            JobKind::DestroyNetwork,
+            SLICE,
+            Some(link),
+            &serde_json::json!({}),
+            now,
+        )
+    };
+    let (queued, in_transaction) = channel();
+    let (go, commit) = channel::<()>();
+    let first = std::thread::spawn(move || {
+        first_process
+            .write(|conn| {
+                let id = destroy_network(conn)?;
+                queued.send(()).unwrap();
+                commit.recv().unwrap();
+                Ok::<_, StoreError>(id)
+            })
+            .unwrap()
+    });
+    in_transaction.recv().unwrap();
+    // The second process has a worker waiting, to which a job of a link
+    // with nothing pending would be handed.
+    second_process.hand_off().idle("w2", TimeDelta::seconds(45));
+    let (done, second_done) = channel();
+    let second = {
+        let store = second_process.clone();
+        std::thread::spawn(move || {
+            let id = store.write(destroy_network).unwrap();
+            done.send(()).unwrap();
+            id
+        })
+    };
+    assert!(
+        second_done
+            .recv_timeout(Duration::from_millis(300))
+            .is_err(),
+        "the second transaction queued beside the first"
+    );
+    go.send(()).unwrap();
+    let first = first.join().unwrap();
+    let second = second.join().unwrap();
+
+    assert!(second_process.take_handed("w2").unwrap().is_empty());
+    let rows = second_process.jobs_of_sliver(link).unwrap();
+    let order: Vec<_> = rows
+        .iter()
+        .map(|j| (j.id.clone(), j.state.as_str()))
+        .collect();
+    assert_eq!(order, [(first, "queued"), (second, "queued")]);
+    assert!(rows[0].seq < rows[1].seq, "{} {}", rows[0].seq, rows[1].seq);
 }

@@ -8,20 +8,17 @@
 //! the transaction commits the job is delivered to the worker, and if it
 //! rolls back the worker is idle again. The worker, woken by the bell,
 //! takes what was delivered ([`HandOff::take`]), waiting for a
-//! transaction that reserved it to end. On SQLite every write takes the
-//! one writers' turn, and a claim was one such write per job
-//! (docs/PERFORMANCE.md, "Jobs handed to an idle worker").
+//! transaction that reserved it to end, however long: every transaction
+//! ends, by its commit or by its guard dropped, and a worker that went on
+//! without its job would be given it later, while busy, and could find it
+//! claimed again by then. On SQLite every write takes the one writers'
+//! turn, and a claim was one such write per job (docs/PERFORMANCE.md,
+//! "Jobs handed to an idle worker").
 
 use chrono::TimeDelta;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
-
-/// How long a worker waits for a transaction that reserved it to end
-/// before it goes on without the job; the job then waits in the worker's
-/// slot for its next wait.
-const RESERVED_WAIT: Duration = Duration::from_secs(30);
 
 /// Where each waiting worker stands.
 #[derive(Debug)]
@@ -65,38 +62,31 @@ impl HandOff {
     }
 
     /// `owner` waits for work and takes jobs under leases of `lease`
-    /// (jobs delivered and not yet taken stay).
+    /// (jobs delivered and not yet taken stay, as does a reservation).
     pub fn idle(&self, owner: &str, lease: TimeDelta) {
         let mut slots = self.slots();
-        if !matches!(slots.get(owner), Some(Slot::Delivered(_))) {
+        if !matches!(
+            slots.get(owner),
+            Some(Slot::Delivered(_) | Slot::Reserved(_))
+        ) {
             slots.insert(owner.to_owned(), Slot::Idle(lease));
         }
     }
 
-    /// The ids of the jobs delivered to `owner` since it said it was idle, waiting
-    /// for a transaction that reserved it to end; `owner` is no longer
-    /// idle.
+    /// The ids of the jobs delivered to `owner` since it said it was
+    /// idle, waiting for a transaction that reserved it to end; `owner` is
+    /// no longer idle.
     pub fn take(&self, owner: &str) -> Vec<String> {
-        let deadline = Instant::now() + RESERVED_WAIT;
         let mut slots = self.slots();
         loop {
             match slots.remove(owner) {
                 Some(Slot::Delivered(jobs)) => return jobs,
                 Some(reserved @ Slot::Reserved(_)) => {
                     slots.insert(owner.to_owned(), reserved);
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        tracing::warn!(
-                            owner,
-                            "a transaction that handed this worker a job has not ended; the job waits for its next look"
-                        );
-                        return Vec::new();
-                    }
                     slots = self
                         .changed
-                        .wait_timeout(slots, left)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
+                        .wait(slots)
+                        .unwrap_or_else(PoisonError::into_inner);
                 }
                 Some(Slot::Idle(_)) | None => return Vec::new(),
             }
@@ -140,7 +130,11 @@ impl HandOff {
 /// [`Transaction::commit`], and released if the transaction ends
 /// otherwise (the guard dropped, also by a panic).
 pub(super) fn begin(hand_off: &Arc<HandOff>) -> Transaction {
-    TRANSACTION.set(Some((hand_off.clone(), Vec::new())));
+    let outer = TRANSACTION.replace(Some((hand_off.clone(), Vec::new())));
+    debug_assert!(
+        outer.is_none(),
+        "a write transaction started inside another on one thread"
+    );
     Transaction(())
 }
 

@@ -69,6 +69,9 @@ pub fn enqueue(
     payload: &serde_json::Value,
     now: DateTime<Utc>,
 ) -> StoreResult<String> {
+    if let Some(sliver) = sliver_urn {
+        queue_of(conn, sliver)?;
+    }
     if kind == JobKind::Destroy
         && let Some(sliver) = sliver_urn
     {
@@ -110,6 +113,28 @@ pub fn enqueue(
     }
     Ok(row.id)
 }
+
+/// Takes, until the transaction ends, the queue of `sliver_urn` (a
+/// sliver's, or a link's for its network) on PostgreSQL, where processes
+/// and their writers run side by side: the jobs of one sliver queued by
+/// two transactions at once would otherwise each see no other pending,
+/// take the same `seq`, and both be handed over or claimed to run
+/// together. Transactions that change a sliver lock its row first, but
+/// nothing locks a link's. On SQLite the writer's `BEGIN IMMEDIATE`
+/// already serialises every queueing.
+fn queue_of(conn: &mut Conn, sliver_urn: &str) -> StoreResult<()> {
+    if let Conn::Postgres(pg) = conn {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind::<diesel::sql_types::Integer, _>(JOB_QUEUE_LOCKS)
+            .bind::<diesel::sql_types::Text, _>(sliver_urn)
+            .execute(pg)?;
+    }
+    Ok(())
+}
+
+/// The class of PostgreSQL advisory locks [`queue_of`] takes, one per
+/// sliver (or link) by the hash of its name ("jq").
+const JOB_QUEUE_LOCKS: i32 = 0x6a71;
 
 /// Whether `sliver_urn` has a job queued or running (a job queued now
 /// waits for it); never for a job of no sliver.
@@ -385,16 +410,29 @@ impl Store {
     }
 
     /// The jobs handed to worker `owner` since it said it was idle
-    /// ([`hand_off::HandOff::take`]), read by the worker.
+    /// ([`hand_off::HandOff::take`]), read by the worker: those it still
+    /// holds, running under its lease (a job whose lease ran out before it
+    /// was taken may have been claimed again by another).
     pub fn take_handed(&self, owner: &str) -> StoreResult<Vec<JobRow>> {
         let ids = self.hand_off().take(owner);
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         self.read(|conn| {
-            ids.iter()
-                .map(|id| Ok(jobs::table.find(id).first(conn)?))
-                .collect()
+            let mut held = Vec::with_capacity(ids.len());
+            for id in &ids {
+                let row = jobs::table
+                    .find(id)
+                    .filter(jobs::state.eq(JobState::Running))
+                    .filter(jobs::lease_owner.eq(owner))
+                    .first(conn)
+                    .optional()?;
+                match row {
+                    Some(row) => held.push(row),
+                    None => tracing::warn!(job = %id, owner, "a job handed to this worker is no longer its own; left to whoever holds it"),
+                }
+            }
+            Ok(held)
         })
     }
 
