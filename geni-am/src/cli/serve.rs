@@ -51,6 +51,10 @@ impl ServeArgs {
         // sign certificates with keys read from files, which OpenSSL 3.0
         // cannot do with the built-in methods (key_methods).
         let builtin_keys = geni_credentials::key_methods::use_builtin_key_methods();
+        // Before any thread, and before SQLite is first used.
+        if !crate::store::without_sqlite_memory_statistics() {
+            eprintln!("geni-am serve: SQLite counts its memory (it was set up already)");
+        }
         let config = match Config::load(&self.config) {
             Ok(config) => config,
             Err(error) => {
