@@ -153,10 +153,10 @@ fn finish(
 }
 
 /// The jobs handed to this worker while it waited; none if they cannot
-/// be read (they run again after their lease).
+/// be read (they stay handed to it, for its next wait).
 fn take_handed(cx: &Context, owner: &str) -> Vec<JobRow> {
     cx.store.take_handed(owner).unwrap_or_else(|err| {
-        tracing::warn!(%err, "cannot read the jobs handed to this worker; they will run again after their lease");
+        tracing::warn!(%err, "cannot read the jobs handed to this worker; it looks again after its next wait");
         Vec::new()
     })
 }

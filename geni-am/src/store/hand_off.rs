@@ -93,6 +93,16 @@ impl HandOff {
         }
     }
 
+    /// Hands `jobs`, taken but not read, back to `owner` for its next
+    /// [`HandOff::take`].
+    pub fn give_back(&self, owner: &str, mut jobs: Vec<String>) {
+        let mut slots = self.slots();
+        if let Some(Slot::Delivered(later)) = slots.remove(owner) {
+            jobs.extend(later);
+        }
+        slots.insert(owner.to_owned(), Slot::Delivered(jobs));
+    }
+
     /// An idle worker, now reserved, and its lease.
     fn reserve(&self) -> Option<(String, TimeDelta)> {
         let mut slots = self.slots();
@@ -205,4 +215,25 @@ fn taken() -> Vec<Reservation> {
         .take()
         .map(|(_, reserved)| reserved)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_given_back_are_taken_again_before_those_delivered_since() {
+        let hand_off = Arc::new(HandOff::default());
+        let lease = TimeDelta::seconds(30);
+        hand_off.idle("w1", lease);
+        let (owner, _) = hand_off.reserve().expect("w1 is idle");
+        hand_off.end(owner, Some("later".to_owned()));
+        hand_off.give_back("w1", vec!["first".to_owned()]);
+        assert_eq!(hand_off.take("w1"), ["first", "later"]);
+        assert!(hand_off.take("w1").is_empty(), "taken once");
+        // Given back to a worker that was not waiting, they wait for it.
+        hand_off.give_back("w2", vec!["unread".to_owned()]);
+        hand_off.idle("w2", lease);
+        assert_eq!(hand_off.take("w2"), ["unread"]);
+    }
 }

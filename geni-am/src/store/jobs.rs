@@ -107,10 +107,10 @@ pub fn enqueue(
         .values(&row)
         .cached()
         .execute(conn)?;
-    super::bell::note_queued(conn)?;
     if handed {
         hand_off::reserved_for(row.id.clone());
     }
+    super::bell::note_queued(conn)?;
     Ok(row.id)
 }
 
@@ -412,13 +412,14 @@ impl Store {
     /// The jobs handed to worker `owner` since it said it was idle
     /// ([`hand_off::HandOff::take`]), read by the worker: those it still
     /// holds, running under its lease (a job whose lease ran out before it
-    /// was taken may have been claimed again by another).
+    /// was taken may have been claimed again by another). When they cannot
+    /// be read they stay handed to `owner`, for its next look.
     pub fn take_handed(&self, owner: &str) -> StoreResult<Vec<JobRow>> {
         let ids = self.hand_off().take(owner);
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(|conn| {
+        let read = self.read(|conn| {
             let mut held = Vec::with_capacity(ids.len());
             for id in &ids {
                 let row = jobs::table
@@ -433,7 +434,11 @@ impl Store {
                 }
             }
             Ok(held)
-        })
+        });
+        if read.is_err() {
+            self.hand_off().give_back(owner, ids);
+        }
+        read
     }
 
     /// Every job of `sliver_urn`, oldest first (for tests and operators).
