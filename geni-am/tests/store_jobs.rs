@@ -383,14 +383,48 @@ fn leases(jobs: &[jobs::JobRow]) -> Vec<(String, String, Option<String>, i64)> {
         .collect()
 }
 
+/// Runs `queue` in a write transaction of `store` on a thread of its
+/// own; returns once it queued, with the id it queued, the thread (which
+/// answers that id once committed) and the sender that lets it commit.
+fn queued_not_committed(
+    store: &Store,
+    queue: impl FnOnce(&mut Conn) -> Result<String, StoreError> + Send + 'static,
+) -> (
+    String,
+    std::thread::JoinHandle<String>,
+    std::sync::mpsc::Sender<()>,
+) {
+    use std::sync::mpsc::channel;
+    let (queued, in_transaction) = channel();
+    let (go, commit) = channel::<()>();
+    let store = store.clone();
+    let writer = std::thread::spawn(move || {
+        store
+            .write(|conn| {
+                let id = queue(conn)?;
+                queued.send(id.clone()).unwrap();
+                commit.recv().unwrap();
+                Ok::<_, StoreError>(id)
+            })
+            .unwrap()
+    });
+    (in_transaction.recv().unwrap(), writer, go)
+}
+
+/// Queues a start job of [`SLIVER`] at `now` while worker w1 waits to
+/// take jobs under `lease`; returns the job's id.
+fn handed_to_w1(store: &Store, now: DateTime<Utc>, lease: TimeDelta) -> String {
+    store.hand_off().idle("w1", lease);
+    queue_for(store, SLIVER, JobKind::Start, now)
+}
+
 #[test]
 fn a_job_queued_while_a_worker_is_idle_is_stored_claimed_and_handed_to_it_at_the_commit() {
     let f = fixture();
     let store = f.am.store();
     let now = f.clock.now();
     let lease = TimeDelta::seconds(45);
-    store.hand_off().idle("w1", lease);
-    let id = queue_for(store, SLIVER, JobKind::Start, now);
+    let id = handed_to_w1(store, now, lease);
 
     let handed = store.take_handed("w1").unwrap();
     let running = (id.clone(), "running".to_owned(), Some("w1".to_owned()), 1);
@@ -469,27 +503,11 @@ fn a_transaction_that_does_not_commit_leaves_its_worker_idle_for_the_next() {
 
 #[test]
 fn a_worker_woken_before_the_commit_that_reserved_it_waits_for_its_job() {
-    use std::sync::mpsc::channel;
     let f = fixture();
     let store = f.am.store().clone();
     let now = f.clock.now();
     store.hand_off().idle("w1", TimeDelta::seconds(45));
-    let (queued, in_transaction) = channel();
-    let (go, commit) = channel::<()>();
-    let writer = {
-        let store = store.clone();
-        std::thread::spawn(move || {
-            store
-                .write(|conn| {
-                    let id = start_sliver(conn, now)?;
-                    queued.send(id.clone()).unwrap();
-                    commit.recv().unwrap();
-                    Ok::<_, StoreError>(id)
-                })
-                .unwrap()
-        })
-    };
-    let id = in_transaction.recv().unwrap();
+    let (id, writer, go) = queued_not_committed(&store, move |conn| start_sliver(conn, now));
     let taker = {
         let store = store.clone();
         std::thread::spawn(move || store.take_handed("w1").unwrap())
@@ -509,8 +527,7 @@ fn a_handed_job_whose_lease_ran_out_and_was_claimed_again_is_not_taken_as_well()
     let store = f.am.store();
     let now = f.clock.now();
     let lease = TimeDelta::seconds(45);
-    store.hand_off().idle("w1", lease);
-    let id = queue_for(store, SLIVER, JobKind::Start, now);
+    let id = handed_to_w1(store, now, lease);
     // w1 is slow to take it: its lease runs out and w2 claims the job.
     let again = store.claim_jobs("w2", now + lease, lease, 1).unwrap();
     assert_eq!(again[0].id, id);
@@ -542,19 +559,7 @@ fn on_postgres_two_processes_queueing_for_one_link_take_turns() {
             now,
         )
     };
-    let (queued, in_transaction) = channel();
-    let (go, commit) = channel::<()>();
-    let first = std::thread::spawn(move || {
-        first_process
-            .write(|conn| {
-                let id = destroy_network(conn)?;
-                queued.send(()).unwrap();
-                commit.recv().unwrap();
-                Ok::<_, StoreError>(id)
-            })
-            .unwrap()
-    });
-    in_transaction.recv().unwrap();
+    let (first, first_writer, go) = queued_not_committed(&first_process, destroy_network);
     // The second process has a worker waiting, to which a job of a link
     // with nothing pending would be handed.
     second_process.hand_off().idle("w2", TimeDelta::seconds(45));
@@ -574,7 +579,7 @@ fn on_postgres_two_processes_queueing_for_one_link_take_turns() {
         "the second transaction queued beside the first"
     );
     go.send(()).unwrap();
-    let first = first.join().unwrap();
+    assert_eq!(first_writer.join().unwrap(), first);
     let second = second.join().unwrap();
 
     assert!(second_process.take_handed("w2").unwrap().is_empty());
