@@ -28,7 +28,7 @@ use config::{SimConfig, SimConfigError, Subnet};
 use faults::Faults;
 use fleet::Fleet;
 use network::{AddressPool, Nic};
-use persist::{SavedNetwork, Snapshot, StateFile};
+use persist::{Change, SavedNetwork, Snapshot, StateFile};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -116,8 +116,11 @@ impl SimulatedCloud {
             created: 0,
             specs: None,
         };
-        if let Some(saved) = saved {
+        if let Some((saved, changed)) = saved {
             state.restore(saved);
+            if changed {
+                state.lease_again();
+            }
         }
         tracing::info!(
             hosts = config.hosts.len(),
@@ -160,14 +163,18 @@ impl SimulatedCloud {
     /// operator deleting it in the cloud would; returns whether it existed.
     pub fn vanish(&self, tag: &str) -> bool {
         let mut state = self.lock();
-        let id = state.vms.find_tag(tag);
-        let removed = id.and_then(|id| state.remove_vm(id)).is_some();
-        if let Err(err) = self.save(&state) {
+        let removed = state
+            .vms
+            .find_tag(tag)
+            .filter(|id| state.remove_vm(*id).is_some());
+        if let Some(id) = removed
+            && let Err(err) = self.save(&state, state.vm_change(id))
+        {
             tracing::warn!(%err, "simulated cloud state not saved");
         }
         drop(state);
         self.watchers.changed(&self.clock, Duration::ZERO);
-        removed
+        removed.is_some()
     }
 
     /// How many VMs were ever created (repeated creations of one tag count once).
@@ -205,10 +212,13 @@ impl SimulatedCloud {
         state.vms.get(id).map(|vm| vm.users.clone())
     }
 
-    /// Writes the state to the state file, if there is one.
-    fn save(&self, state: &State) -> Result<(), BackendError> {
+    /// Writes `change`, just made to `state`, to the state file, if
+    /// there is one.
+    fn save(&self, state: &State, change: Change) -> Result<(), BackendError> {
         match &self.state_file {
-            Some(file) => file.save(state.snapshot()).map_err(BackendError::Transient),
+            Some(file) => file
+                .save(change, || state.snapshot())
+                .map_err(BackendError::Transient),
             None => Ok(()),
         }
     }
@@ -247,7 +257,7 @@ impl SimulatedCloud {
             action(vm, now, failure)
         })
         .ok_or_else(|| not_found("VM", &handle.0))??;
-        let saved = self.save(&state);
+        let saved = self.save(&state, state.vm_change(id));
         drop(state);
         self.watchers.changed(&self.clock, transition);
         saved
@@ -329,6 +339,36 @@ impl State {
         self.networks = saved.networks;
     }
 
+    /// VM `id` as the state file is to record it now.
+    fn vm_change(&self, id: u64) -> Change {
+        Change::Vm {
+            id,
+            vm: self.vms.get(id).map(|vm| Box::new(vm.clone())),
+            next_id: self.next_id,
+            created: self.created,
+        }
+    }
+
+    /// Makes the address leases again from the VMs' NICs, after changes
+    /// read from the state file (which records the VMs, not the leases).
+    fn lease_again(&mut self) {
+        self.control = self.control.emptied();
+        for network in self.networks.values_mut() {
+            network.pool = network.pool.emptied();
+        }
+        let State {
+            vms,
+            control,
+            networks,
+            ..
+        } = self;
+        for nic in vms.vms().values().flat_map(|vm| vm.nics.iter()) {
+            if let Some(pool) = pool_of(control, networks, nic) {
+                pool.hold(nic.ip);
+            }
+        }
+    }
+
     /// Removes a VM and returns its addresses to their pools.
     fn remove_vm(&mut self, id: u64) -> Option<Box<SimVm>> {
         let vm = self.vms.remove(id)?;
@@ -344,14 +384,23 @@ impl State {
     /// Returns addresses to the pools they were leased from.
     fn release(&mut self, nics: &[Nic]) {
         for nic in nics {
-            let pool = match nic.link {
-                None => Some(&mut self.control),
-                Some(slot) => self.networks.get_mut(&u64::from(slot)).map(|n| &mut n.pool),
-            };
-            if let Some(pool) = pool {
+            if let Some(pool) = pool_of(&mut self.control, &mut self.networks, nic) {
                 pool.release(nic.ip);
             }
         }
+    }
+}
+
+/// The pool `nic`'s address comes from: the control network's, or its
+/// link network's while that exists.
+fn pool_of<'a>(
+    control: &'a mut AddressPool,
+    networks: &'a mut BTreeMap<u64, SavedNetwork>,
+    nic: &Nic,
+) -> Option<&'a mut AddressPool> {
+    match nic.link {
+        None => Some(control),
+        Some(slot) => networks.get_mut(&u64::from(slot)).map(|n| &mut n.pool),
     }
 }
 
@@ -408,7 +457,7 @@ impl Compute for SimulatedCloud {
         }
         tracing::info!(vm = id, tag = %spec.tag, host = %self.inventory.hosts[host].name, "simulated cloud created a VM");
         state.vms.insert(id, Box::new(vm));
-        let saved = self.save(&state);
+        let saved = self.save(&state, state.vm_change(id));
         drop(state);
         self.watchers.changed(&self.clock, self.delays.create);
         saved.map(|()| VmHandle(id.to_string()))
@@ -462,7 +511,7 @@ impl Compute for SimulatedCloud {
         if let Some(gone) = state.remove_vm(id) {
             tracing::info!(vm = id, tag = %gone.tag, "simulated cloud destroyed a VM");
         }
-        let saved = self.save(&state);
+        let saved = self.save(&state, state.vm_change(id));
         drop(state);
         self.watchers.changed(&self.clock, Duration::ZERO);
         saved
@@ -491,15 +540,14 @@ impl Compute for SimulatedCloud {
             })?;
         let subnet = Subnet::parse(&format!("192.168.{slot}.0/24"))
             .map_err(|problem| BackendError::Permanent(problem.to_string()))?;
-        state.networks.insert(
-            slot,
-            SavedNetwork {
-                tag: spec.tag.clone(),
-                pool: AddressPool::new(subnet),
-            },
-        );
+        let network = SavedNetwork {
+            tag: spec.tag.clone(),
+            pool: AddressPool::new(subnet),
+        };
+        state.networks.insert(slot, network.clone());
         tracing::info!(network = slot, tag = %spec.tag, "simulated cloud created a link network");
-        self.save(&state)?;
+        let network = Some(network);
+        self.save(&state, Change::Network { slot, network })?;
         Ok(link_network(slot))
     }
 
@@ -517,7 +565,11 @@ impl Compute for SimulatedCloud {
             )));
         }
         state.networks.remove(&id);
-        self.save(&state)
+        let change = Change::Network {
+            slot: id,
+            network: None,
+        };
+        self.save(&state, change)
     }
 
     fn watch(&self, hook: ChangeHook) -> bool {

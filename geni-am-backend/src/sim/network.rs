@@ -95,6 +95,23 @@ impl AddressPool {
         }
     }
 
+    /// The same subnet with nothing leased.
+    pub fn emptied(&self) -> AddressPool {
+        AddressPool::new(self.subnet)
+    }
+
+    /// Marks `ip` leased, as a NIC holding it was leased it.
+    pub fn hold(&mut self, ip: Ipv4Addr) {
+        match self.offset_of(ip) {
+            Some(offset) => {
+                self.leased.insert(offset);
+            }
+            None => {
+                self.asked.insert(ip);
+            }
+        }
+    }
+
     /// Leases `asked` (the lowest free address of the subnet when `None`)
     /// to a NIC on `link` (`None`: the control network). An asked address
     /// that is not IPv4 or that a NIC already holds is refused, never

@@ -1,31 +1,53 @@
-//! The simulated cloud's state file: its VMs, networks and address leases
-//! as JSON, written after every change and read back at start, so the
-//! simulated VMs keep existing across a restart of the aggregate, a kill
-//! included, as a real cloud's would.
+//! The simulated cloud's state file: its VMs and networks as JSON, kept
+//! current after every change and read back at start, so the simulated
+//! VMs keep existing across a restart of the aggregate, a kill included,
+//! as a real cloud's would.
 //!
-//! The state is written in turn to two files, the configured path and the
-//! same path with `.b` appended, each snapshot numbered; at start the
-//! highest-numbered file that reads back whole wins. A snapshot torn by a
-//! kill in the middle of its write is then the one not read, and the other
-//! file is one change behind, a change whose operation never returned.
-//! Each write overwrites the older file in place instead of renaming a
-//! temporary file over the state file: file systems flush a file renamed
-//! over another (ext4's `auto_da_alloc`), and that flush on every change
-//! was what held the aggregate at about 50 lifecycles a second on the
+//! A file is a journal: a first line holding a whole [`Snapshot`], then
+//! one line per change ([`Change`]: a VM or a network as it now is, or
+//! gone), appended as each change is made. Writing the whole state after
+//! every change cost a copy and an encoding of every VM per action, which
+//! grew with the cloud (docs/PERFORMANCE.md, "The simulated cloud's
+//! journal"); a change line costs the one VM. Once the change lines
+//! after a snapshot are twice its size (and 64 KiB more), the next change
+//! writes a new snapshot instead, so the file stays within a few times
+//! the state's size and a snapshot's cost is spread over about as many
+//! changes as the state has VMs.
+//!
+//! Snapshots are written in turn to two files, the configured path and the
+//! same path with `.b` appended, each numbered; at start the
+//! highest-numbered file whose snapshot reads back whole wins, and its
+//! change lines are applied up to the first that does not read back (a
+//! line torn by a kill in the middle of its write: a change whose
+//! operation never returned). A snapshot torn the same way is the file
+//! not read, and the other file, one change behind, is. After a start
+//! the first change writes a snapshot, so nothing is appended behind a
+//! torn line. Each write goes in place instead of renaming a temporary
+//! file over the state file: file systems flush a file renamed over
+//! another (ext4's `auto_da_alloc`), and that flush on every change was
+//! what held the aggregate at about 50 lifecycles a second on the
 //! simulated cloud (docs/PERFORMANCE.md, "Service load"). Nothing is
-//! synced: the files outlive the process, not the machine.
+//! synced: the files outlive the process, not the machine. Files of
+//! earlier releases, a snapshot alone, read as journals without changes.
 
 use super::network::AddressPool;
 use super::vm::SimVm;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+/// Bytes of change lines written after a snapshot, beyond twice the
+/// snapshot's own size, before the next change writes a snapshot: a small
+/// cloud is not written whole on every few changes.
+const CHANGES_SLACK: u64 = 64 * 1024;
 
 /// Everything of the simulated cloud that outlives the process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
-    /// Which write this is; the later of the two files is read back.
+    /// Which snapshot this is; the later of the two files is read back.
     /// Files of earlier releases have none (0).
     #[serde(default)]
     pub generation: u64,
@@ -50,12 +72,77 @@ pub struct SavedNetwork {
     pub pool: AddressPool,
 }
 
-/// The two files a [`Snapshot`] is kept in.
+/// One change, as a line of the journal. The address leases are not
+/// written with it: they are those of the VMs' NICs, and are made again
+/// from the VMs once changes were applied.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// VM `id` as it now is (`None`: gone), and the counters VMs move.
+    Vm {
+        /// Its id.
+        id: u64,
+        /// The VM, or `None` once destroyed.
+        vm: Option<Box<SimVm>>,
+        /// The id the next VM gets.
+        next_id: u64,
+        /// How many VMs were ever created.
+        created: u64,
+    },
+    /// Link network `slot` as created (`None`: deleted).
+    Network {
+        /// Its slot.
+        slot: u64,
+        /// The network, or `None` once deleted.
+        network: Option<SavedNetwork>,
+    },
+}
+
+impl Snapshot {
+    /// Applies `change`.
+    fn apply(&mut self, change: Change) {
+        match change {
+            Change::Vm {
+                id,
+                vm,
+                next_id,
+                created,
+            } => {
+                match vm {
+                    Some(vm) => self.vms.insert(id, vm),
+                    None => self.vms.remove(&id),
+                };
+                (self.next_id, self.created) = (next_id, created);
+            }
+            Change::Network { slot, network } => {
+                match network {
+                    Some(network) => self.networks.insert(slot, network),
+                    None => self.networks.remove(&slot),
+                };
+            }
+        }
+    }
+}
+
+/// The two files a [`Snapshot`] and its changes are kept in.
 #[derive(Debug)]
 pub struct StateFile {
     path: PathBuf,
+    journal: Mutex<Journal>,
+}
+
+/// Where the changes go.
+#[derive(Debug, Default)]
+struct Journal {
     /// The generation of the last snapshot written or read.
-    generation: std::sync::atomic::AtomicU64,
+    generation: u64,
+    /// The file of that snapshot, once this process wrote it; `None`
+    /// until then, so that the first change writes a snapshot.
+    file: Option<File>,
+    /// The bytes of the snapshot line.
+    snapshot: u64,
+    /// The bytes of the file: where the next change line goes.
+    len: u64,
 }
 
 impl StateFile {
@@ -63,7 +150,7 @@ impl StateFile {
     pub fn new(path: &Path) -> StateFile {
         StateFile {
             path: path.to_owned(),
-            generation: 0.into(),
+            journal: Mutex::default(),
         }
     }
 
@@ -79,17 +166,19 @@ impl StateFile {
         }
     }
 
-    /// The latest saved snapshot that reads back whole, `None` if none was
-    /// saved yet; an error when the files exist and neither reads back.
-    /// The first write goes to the configured path and it is never
-    /// removed, so without it nothing was saved: a `.b` file left alone
-    /// (an operator removed the state file to start empty) is ignored.
-    pub fn load(&self) -> Result<Option<Snapshot>, String> {
+    /// The latest saved state that reads back whole, `None` if none was
+    /// saved yet; an error when the files exist and neither snapshot
+    /// reads back. The first snapshot goes to the configured path and it
+    /// is never removed, so without it nothing was saved: a `.b` file left
+    /// alone (an operator removed the state file to start empty) is
+    /// ignored. Whether changes were applied is returned too: the leases
+    /// are then to be made again from the VMs.
+    pub fn load(&self) -> Result<Option<(Snapshot, bool)>, String> {
         if !self.path.exists() {
             return Ok(None);
         }
         let mut problem = None;
-        let mut best: Option<Snapshot> = None;
+        let mut best: Option<(Snapshot, Vec<u8>)> = None;
         for generation in 1..=2 {
             let path = self.slot(generation);
             let text = match std::fs::read(&path) {
@@ -97,23 +186,34 @@ impl StateFile {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
             };
-            match serde_json::from_slice::<Snapshot>(&text) {
+            let first = text.split(|b| *b == b'\n').next().unwrap_or_default();
+            match serde_json::from_slice::<Snapshot>(first) {
                 Ok(snapshot)
                     if best
                         .as_ref()
-                        .is_none_or(|b| snapshot.generation > b.generation) =>
+                        .is_none_or(|(b, _)| snapshot.generation > b.generation) =>
                 {
-                    best = Some(snapshot);
+                    best = Some((snapshot, text));
                 }
                 Ok(_) => {}
                 Err(e) => problem = Some(format!("{}: {e}", path.display())),
             }
         }
         match (best, problem) {
-            (Some(snapshot), _) => {
-                self.generation
-                    .store(snapshot.generation, std::sync::atomic::Ordering::Relaxed);
-                Ok(Some(snapshot))
+            (Some((mut snapshot, text)), _) => {
+                let mut changed = false;
+                for line in text.split(|b| *b == b'\n').skip(1) {
+                    match serde_json::from_slice::<Change>(line) {
+                        Ok(change) => {
+                            snapshot.apply(change);
+                            changed = true;
+                        }
+                        // The end, or a line torn by a kill.
+                        Err(_) => break,
+                    }
+                }
+                self.journal().generation = snapshot.generation;
+                Ok(Some((snapshot, changed)))
             }
             (None, Some(problem)) => Err(format!(
                 "{problem}: not a simulated cloud state file; remove {} to start empty",
@@ -123,28 +223,65 @@ impl StateFile {
         }
     }
 
+    /// Writes `change`, made to the state `whole` gives, as a line after
+    /// the last snapshot; when there is none of this process yet, or the
+    /// changes written outweigh it, writes the whole state instead.
+    pub fn save(&self, change: Change, whole: impl FnOnce() -> Snapshot) -> Result<(), String> {
+        let mut journal = self.journal();
+        let mut line = serde_json::to_vec(&change).map_err(|e| self.failed(&journal, &e))?;
+        line.push(b'\n');
+        let room = journal.snapshot.saturating_mul(3) + CHANGES_SLACK;
+        match &journal.file {
+            Some(file) if journal.len + line.len() as u64 <= room => {
+                file.write_all_at(&line, journal.len)
+                    .map_err(|e| self.failed(&journal, &e))?;
+                journal.len += line.len() as u64;
+                Ok(())
+            }
+            _ => self.write_snapshot(&mut journal, whole()),
+        }
+    }
+
     /// Writes `snapshot`, numbered after the last one, over the older of
-    /// the two files.
-    pub fn save(&self, mut snapshot: Snapshot) -> Result<(), String> {
-        let generation = self
-            .generation
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1;
+    /// the two files; changes go after it from then on. A write that
+    /// fails is made again to the same file by the next change.
+    fn write_snapshot(&self, journal: &mut Journal, mut snapshot: Snapshot) -> Result<(), String> {
+        let generation = journal.generation + 1;
         let path = self.slot(generation);
+        snapshot.generation = generation;
         let fail = |e: &dyn std::fmt::Display| {
             format!("cannot save the simulated cloud to {}: {e}", path.display())
         };
-        snapshot.generation = generation;
-        let json = serde_json::to_vec(&snapshot).map_err(|e| fail(&e))?;
-        let write = || -> std::io::Result<()> {
+        let mut json = serde_json::to_vec(&snapshot).map_err(|e| fail(&e))?;
+        json.push(b'\n');
+        let write = || -> std::io::Result<File> {
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .open(&path)?;
             file.write_all_at(&json, 0)?;
-            file.set_len(json.len() as u64)
+            file.set_len(json.len() as u64)?;
+            Ok(file)
         };
-        write().map_err(|e| fail(&e))
+        journal.file = None;
+        let file = write().map_err(|e| fail(&e))?;
+        journal.generation = generation;
+        journal.file = Some(file);
+        journal.snapshot = json.len() as u64;
+        journal.len = journal.snapshot;
+        Ok(())
+    }
+
+    /// The message of a write to the current file that failed with `error`.
+    fn failed(&self, journal: &Journal, error: &dyn std::fmt::Display) -> String {
+        format!(
+            "cannot save the simulated cloud to {}: {error}",
+            self.slot(journal.generation).display()
+        )
+    }
+
+    fn journal(&self) -> std::sync::MutexGuard<'_, Journal> {
+        self.journal.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

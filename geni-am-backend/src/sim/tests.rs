@@ -387,8 +387,14 @@ fn on_the_real_clock_watchers_are_told_when_a_boot_is_over() {
     assert_eq!(state(&cloud, &vm), VmState::Running);
 }
 
+/// The state file's lines: its snapshot and the changes after it.
+fn lines(file: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines().map(str::to_owned).collect()
+}
+
 #[test]
-fn a_state_file_torn_by_a_kill_falls_back_to_the_write_before() {
+fn a_change_line_torn_by_a_kill_leaves_the_state_one_change_behind() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("sim.json");
     let clock = SimClock::manual();
@@ -396,19 +402,93 @@ fn a_state_file_torn_by_a_kill_falls_back_to_the_write_before() {
     first.create_vm(&spec("a")).unwrap();
     first.create_vm(&spec("b")).unwrap();
     drop(first);
-    // The second write went to the `.b` file; tear it in the middle.
+    // The first change wrote a snapshot, the second a line after it.
+    assert_eq!(lines(&file).len(), 2);
+    let text = std::fs::read(&file).unwrap();
+    let torn = text.len() - lines(&file)[1].len() / 2;
+    std::fs::write(&file, &text[..torn]).unwrap();
+    let later = one_change_behind_and_saving_on(&file, &clock);
+    assert_eq!(later.find_vm("b").unwrap(), None);
+}
+
+/// Asserts that the state read from `file` has VM `a` and not `b`, and
+/// that a VM created then is read back by the next start, which is
+/// returned.
+fn one_change_behind_and_saving_on(file: &std::path::Path, clock: &SimClock) -> SimulatedCloud {
+    let cloud = saved_cloud(file, clock).unwrap();
+    assert!(cloud.find_vm("a").unwrap().is_some());
+    assert_eq!(cloud.find_vm("b").unwrap(), None, "one change behind");
+    cloud.create_vm(&spec("c")).unwrap();
+    drop(cloud);
+    let later = saved_cloud(file, clock).unwrap();
+    assert!(
+        later.find_vm("c").unwrap().is_some(),
+        "writes go on after the torn write"
+    );
+    later
+}
+
+/// A state file `sim.json` in `dir` and its clock, VM `a` created by
+/// one process and `b` by the next: after a start the first change writes
+/// a snapshot, so `b`'s went to the `.b` file.
+fn saved_in_both_files(dir: &std::path::Path) -> (std::path::PathBuf, SimClock) {
+    let file = dir.join("sim.json");
+    let clock = SimClock::manual();
+    let first = saved_cloud(&file, &clock).unwrap();
+    first.create_vm(&spec("a")).unwrap();
+    drop(first);
+    let second = saved_cloud(&file, &clock).unwrap();
+    second.create_vm(&spec("b")).unwrap();
+    drop(second);
+    (file, clock)
+}
+
+#[test]
+fn a_snapshot_torn_by_a_kill_falls_back_to_the_other_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, clock) = saved_in_both_files(dir.path());
+    // Tear the later snapshot, in the `.b` file, in the middle.
     let b = dir.path().join("sim.json.b");
     let text = std::fs::read(&b).unwrap();
     std::fs::write(&b, &text[..text.len() / 2]).unwrap();
+    one_change_behind_and_saving_on(&file, &clock);
+}
+
+#[test]
+fn changes_are_lines_until_they_outweigh_the_snapshot_which_is_then_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    let clock = SimClock::manual();
+    let first = saved_cloud(&file, &clock).unwrap();
+    let (vm, _) = boot(&first, "a");
+    let alice = "urn:publicid:IDN+example.org+user+alice";
+    let keys = |round: usize| UserKeys {
+        urn: alice.into(),
+        keys: vec![format!("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 round-{round}")],
+    };
+    let before = lines(&file).len();
+    for round in 0..20 {
+        first.update_users(&vm, &[keys(round)]).unwrap();
+    }
+    assert_eq!(before, 2, "a snapshot, then the start's line");
+    assert_eq!(lines(&file).len(), before + 20, "a line a change");
+    assert!(!dir.path().join("sim.json.b").exists());
+    for round in 20..2_000 {
+        first.update_users(&vm, &[keys(round)]).unwrap();
+    }
+    drop(first);
+    // About 300 bytes a line: the files were written whole again in turn
+    // and each holds a snapshot and at most 64 KiB and two snapshots of
+    // lines after it.
+    for path in [file.clone(), dir.path().join("sim.json.b")] {
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(len < 80 * 1024, "{}: {len} bytes", path.display());
+    }
     let second = saved_cloud(&file, &clock).unwrap();
-    assert!(second.find_vm("a").unwrap().is_some());
-    assert_eq!(second.find_vm("b").unwrap(), None, "one change behind");
-    second.create_vm(&spec("c")).unwrap();
-    drop(second);
-    let third = saved_cloud(&file, &clock).unwrap();
-    assert!(
-        third.find_vm("c").unwrap().is_some(),
-        "writes go on after the fallback"
+    assert_eq!(
+        second.users_of(&vm).unwrap()[alice],
+        keys(1_999).keys,
+        "the last change is read back"
     );
 }
 
@@ -433,15 +513,10 @@ fn a_state_file_of_an_earlier_release_is_read() {
 #[test]
 fn removing_the_state_file_starts_empty_though_its_second_file_is_left() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sim.json");
-    let clock = SimClock::manual();
-    let first = saved_cloud(&file, &clock).unwrap();
-    first.create_vm(&spec("a")).unwrap();
-    first.create_vm(&spec("b")).unwrap();
-    drop(first);
+    let (file, clock) = saved_in_both_files(dir.path());
     assert!(dir.path().join("sim.json.b").exists());
     std::fs::remove_file(&file).unwrap();
-    let second = saved_cloud(&file, &clock).unwrap();
-    assert_eq!(second.find_vm("a").unwrap(), None);
-    assert_eq!(second.find_vm("b").unwrap(), None);
+    let third = saved_cloud(&file, &clock).unwrap();
+    assert_eq!(third.find_vm("a").unwrap(), None);
+    assert_eq!(third.find_vm("b").unwrap(), None);
 }
