@@ -116,11 +116,8 @@ impl SimulatedCloud {
             created: 0,
             specs: None,
         };
-        if let Some((saved, changed)) = saved {
+        if let Some(saved) = saved {
             state.restore(saved);
-            if changed {
-                state.lease_again();
-            }
         }
         tracing::info!(
             hosts = config.hosts.len(),
@@ -163,18 +160,18 @@ impl SimulatedCloud {
     /// operator deleting it in the cloud would; returns whether it existed.
     pub fn vanish(&self, tag: &str) -> bool {
         let mut state = self.lock();
-        let removed = state
-            .vms
-            .find_tag(tag)
-            .filter(|id| state.remove_vm(*id).is_some());
-        if let Some(id) = removed
-            && let Err(err) = self.save(&state, state.vm_change(id))
+        let mut removed = false;
+        if let Some(id) = state.vms.find_tag(tag)
+            && state.remove_vm(id).is_some()
         {
-            tracing::warn!(%err, "simulated cloud state not saved");
+            removed = true;
+            if let Err(err) = self.save(&state, state.vm_change(id)) {
+                tracing::warn!(%err, "simulated cloud state not saved");
+            }
         }
         drop(state);
         self.watchers.changed(&self.clock, Duration::ZERO);
-        removed.is_some()
+        removed
     }
 
     /// How many VMs were ever created (repeated creations of one tag count once).
@@ -330,13 +327,15 @@ impl State {
         }
     }
 
-    /// Takes over the VMs, networks and leases of a saved state.
+    /// Takes over the VMs and networks of a saved state, with the leases
+    /// of the VMs' NICs.
     fn restore(&mut self, saved: Snapshot) {
         self.next_id = saved.next_id;
         self.created = saved.created;
         self.vms = Fleet::from_vms(saved.vms);
         self.control = saved.control;
         self.networks = saved.networks;
+        self.lease_again();
     }
 
     /// VM `id` as the state file is to record it now.
@@ -349,8 +348,8 @@ impl State {
         }
     }
 
-    /// Makes the address leases again from the VMs' NICs, after changes
-    /// read from the state file (which records the VMs, not the leases).
+    /// Makes the address leases again from the VMs' NICs: the state
+    /// file's change lines record the VMs, not the leases.
     fn lease_again(&mut self) {
         self.control = self.control.emptied();
         for network in self.networks.values_mut() {
@@ -422,9 +421,11 @@ impl Compute for SimulatedCloud {
         let mut nics = vec![state.control.lease(None)?];
         for nic in &spec.networks {
             let net = &nic.network;
-            let id = parse_id(&net.0, "network")?;
-            let leased = match (state.networks.get_mut(&id), u16::try_from(id)) {
-                (Some(network), Ok(slot)) => {
+            // A handle that names no network fails like one that names a
+            // deleted network: the addresses leased so far go back.
+            let network = parse_id(&net.0, "network").ok();
+            let leased = match network.map(|id| (state.networks.get_mut(&id), u16::try_from(id))) {
+                Some((Some(network), Ok(slot))) => {
                     network.pool.lease_asked(Some(slot), nic.ip.as_deref())
                 }
                 _ => Err(not_found("network", &net.0)),

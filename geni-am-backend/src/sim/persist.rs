@@ -5,7 +5,8 @@
 //!
 //! A file is a journal: a first line holding a whole [`Snapshot`], then
 //! one line per change ([`Change`]: a VM or a network as it now is, or
-//! gone), appended as each change is made. Writing the whole state after
+//! gone), appended as each change is made and numbered with the
+//! snapshot's generation. Writing the whole state after
 //! every change cost a copy and an encoding of every VM per action, which
 //! grew with the cloud (docs/PERFORMANCE.md, "The simulated cloud's
 //! journal"); a change line costs the one VM. Once the change lines
@@ -19,10 +20,12 @@
 //! highest-numbered file whose snapshot reads back whole wins, and its
 //! change lines are applied up to the first that does not read back (a
 //! line torn by a kill in the middle of its write: a change whose
-//! operation never returned). A snapshot torn the same way is the file
-//! not read, and the other file, one change behind, is. After a start
-//! the first change writes a snapshot, so nothing is appended behind a
-//! torn line. Each write goes in place instead of renaming a temporary
+//! operation never returned) or of another generation (the lines of an
+//! older journal the new snapshot was written over, when a kill came
+//! before the file was cut to the snapshot's length). A snapshot torn the
+//! same way is the file not read, and the other file, one change behind,
+//! is. After a start, and after a write failed, the next change writes a
+//! snapshot, so nothing is appended behind a torn line or a lost one. Each write goes in place instead of renaming a temporary
 //! file over the state file: file systems flush a file renamed over
 //! another (ext4's `auto_da_alloc`), and that flush on every change was
 //! what held the aggregate at about 50 lifecycles a second on the
@@ -72,9 +75,9 @@ pub struct SavedNetwork {
     pub pool: AddressPool,
 }
 
-/// One change, as a line of the journal. The address leases are not
-/// written with it: they are those of the VMs' NICs, and are made again
-/// from the VMs once changes were applied.
+/// One change, as a line of the journal. The address leases a VM's NICs
+/// hold are not written with it: they are made again from the VMs when
+/// the state is read back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
@@ -96,6 +99,14 @@ pub enum Change {
         /// The network, or `None` once deleted.
         network: Option<SavedNetwork>,
     },
+}
+
+/// A change as written: numbered with the generation of the snapshot
+/// it follows.
+#[derive(Debug, Serialize, Deserialize)]
+struct Line {
+    generation: u64,
+    change: Change,
 }
 
 impl Snapshot {
@@ -128,6 +139,8 @@ impl Snapshot {
 #[derive(Debug)]
 pub struct StateFile {
     path: PathBuf,
+    /// Where the changes go; written only under the simulated cloud's own
+    /// lock, so never waited for.
     journal: Mutex<Journal>,
 }
 
@@ -137,10 +150,11 @@ struct Journal {
     /// The generation of the last snapshot written or read.
     generation: u64,
     /// The file of that snapshot, once this process wrote it; `None`
-    /// until then, so that the first change writes a snapshot.
+    /// until then, and after a write failed, so that the next change
+    /// writes a snapshot.
     file: Option<File>,
     /// The bytes of the snapshot line.
-    snapshot: u64,
+    snapshot_len: u64,
     /// The bytes of the file: where the next change line goes.
     len: u64,
 }
@@ -171,11 +185,16 @@ impl StateFile {
     /// reads back. The first snapshot goes to the configured path and it
     /// is never removed, so without it nothing was saved: a `.b` file left
     /// alone (an operator removed the state file to start empty) is
-    /// ignored. Whether changes were applied is returned too: the leases
-    /// are then to be made again from the VMs.
-    pub fn load(&self) -> Result<Option<(Snapshot, bool)>, String> {
+    /// removed, so that its later snapshot does not win over the new
+    /// state's at the next start.
+    pub fn load(&self) -> Result<Option<Snapshot>, String> {
         if !self.path.exists() {
-            return Ok(None);
+            let left = self.slot(2);
+            return match std::fs::remove_file(&left) {
+                Ok(()) => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(format!("cannot remove {}: {e}", left.display())),
+            };
         }
         let mut problem = None;
         let mut best: Option<(Snapshot, Vec<u8>)> = None;
@@ -201,19 +220,18 @@ impl StateFile {
         }
         match (best, problem) {
             (Some((mut snapshot, text)), _) => {
-                let mut changed = false;
                 for line in text.split(|b| *b == b'\n').skip(1) {
-                    match serde_json::from_slice::<Change>(line) {
-                        Ok(change) => {
-                            snapshot.apply(change);
-                            changed = true;
+                    match serde_json::from_slice::<Line>(line) {
+                        Ok(line) if line.generation == snapshot.generation => {
+                            snapshot.apply(line.change);
                         }
-                        // The end, or a line torn by a kill.
-                        Err(_) => break,
+                        // The end, a line torn by a kill, or one of an
+                        // older journal.
+                        _ => break,
                     }
                 }
                 self.journal().generation = snapshot.generation;
-                Ok(Some((snapshot, changed)))
+                Ok(Some(snapshot))
             }
             (None, Some(problem)) => Err(format!(
                 "{problem}: not a simulated cloud state file; remove {} to start empty",
@@ -228,13 +246,20 @@ impl StateFile {
     /// changes written outweigh it, writes the whole state instead.
     pub fn save(&self, change: Change, whole: impl FnOnce() -> Snapshot) -> Result<(), String> {
         let mut journal = self.journal();
-        let mut line = serde_json::to_vec(&change).map_err(|e| self.failed(&journal, &e))?;
+        let path = self.slot(journal.generation);
+        let line = Line {
+            generation: journal.generation,
+            change,
+        };
+        let mut line = serde_json::to_vec(&line).map_err(|e| failed(&path, &e))?;
         line.push(b'\n');
-        let room = journal.snapshot.saturating_mul(3) + CHANGES_SLACK;
+        let room = journal.snapshot_len.saturating_mul(3) + CHANGES_SLACK;
         match &journal.file {
             Some(file) if journal.len + line.len() as u64 <= room => {
-                file.write_all_at(&line, journal.len)
-                    .map_err(|e| self.failed(&journal, &e))?;
+                if let Err(e) = file.write_all_at(&line, journal.len) {
+                    journal.file = None;
+                    return Err(failed(&path, &e));
+                }
                 journal.len += line.len() as u64;
                 Ok(())
             }
@@ -249,10 +274,7 @@ impl StateFile {
         let generation = journal.generation + 1;
         let path = self.slot(generation);
         snapshot.generation = generation;
-        let fail = |e: &dyn std::fmt::Display| {
-            format!("cannot save the simulated cloud to {}: {e}", path.display())
-        };
-        let mut json = serde_json::to_vec(&snapshot).map_err(|e| fail(&e))?;
+        let mut json = serde_json::to_vec(&snapshot).map_err(|e| failed(&path, &e))?;
         json.push(b'\n');
         let write = || -> std::io::Result<File> {
             let file = std::fs::OpenOptions::new()
@@ -265,23 +287,23 @@ impl StateFile {
             Ok(file)
         };
         journal.file = None;
-        let file = write().map_err(|e| fail(&e))?;
+        let file = write().map_err(|e| failed(&path, &e))?;
         journal.generation = generation;
         journal.file = Some(file);
-        journal.snapshot = json.len() as u64;
-        journal.len = journal.snapshot;
+        journal.snapshot_len = json.len() as u64;
+        journal.len = journal.snapshot_len;
         Ok(())
-    }
-
-    /// The message of a write to the current file that failed with `error`.
-    fn failed(&self, journal: &Journal, error: &dyn std::fmt::Display) -> String {
-        format!(
-            "cannot save the simulated cloud to {}: {error}",
-            self.slot(journal.generation).display()
-        )
     }
 
     fn journal(&self) -> std::sync::MutexGuard<'_, Journal> {
         self.journal.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// The message of a write to `path` that failed with `error`.
+fn failed(path: &Path, error: &dyn std::fmt::Display) -> String {
+    format!(
+        "cannot save the simulated cloud to {}: {error}",
+        path.display()
+    )
 }

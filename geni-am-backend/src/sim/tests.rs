@@ -210,6 +210,24 @@ fn nic(network: &NetHandle) -> NicSpec {
 }
 
 #[test]
+fn a_vm_on_a_network_handle_that_names_none_leases_nothing() {
+    let cloud = cloud();
+    let mut lost = spec("lost");
+    lost.networks = vec![nic(&NetHandle("not-a-network".into()))];
+    let err = cloud.create_vm(&lost).unwrap_err();
+    assert!(matches!(err, BackendError::NotFound { .. }), "{err}");
+    let first_address = |cloud: &SimulatedCloud| {
+        let vm = cloud.create_vm(&spec("good")).unwrap();
+        cloud.observe(&vm).unwrap().addresses[0].ip.clone()
+    };
+    assert_eq!(
+        first_address(&cloud),
+        first_address(&self::cloud()),
+        "the control address leased for the refused VM went back"
+    );
+}
+
+#[test]
 fn link_networks_give_each_vm_an_address_and_are_idempotent() {
     let cloud = cloud();
     let link = NetSpec {
@@ -271,6 +289,14 @@ fn the_cloud_is_shared_between_threads() {
     assert_eq!(cloud.vms_created(), 2);
 }
 
+/// A directory for a state file `sim.json`, that file's path, and a
+/// manual clock.
+fn state_dir() -> (tempfile::TempDir, std::path::PathBuf, SimClock) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sim.json");
+    (dir, file, SimClock::manual())
+}
+
 /// A cloud on `clock` saving to `file`.
 fn saved_cloud(file: &std::path::Path, clock: &SimClock) -> Result<SimulatedCloud, SimConfigError> {
     let mut config: SimConfig = toml::from_str(config::SAMPLE_SECTION).unwrap();
@@ -280,9 +306,7 @@ fn saved_cloud(file: &std::path::Path, clock: &SimClock) -> Result<SimulatedClou
 
 #[test]
 fn a_state_file_carries_vms_networks_and_boots_across_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sim.json");
-    let clock = SimClock::manual();
+    let (_dir, file, clock) = state_dir();
     let first = saved_cloud(&file, &clock).unwrap();
     let net = first
         .create_network(&NetSpec {
@@ -395,29 +419,29 @@ fn lines(file: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn a_change_line_torn_by_a_kill_leaves_the_state_one_change_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sim.json");
-    let clock = SimClock::manual();
+    let (_dir, file, clock) = state_dir();
     let first = saved_cloud(&file, &clock).unwrap();
-    first.create_vm(&spec("a")).unwrap();
-    first.create_vm(&spec("b")).unwrap();
+    for tag in ["a", "b", "torn"] {
+        first.create_vm(&spec(tag)).unwrap();
+    }
     drop(first);
-    // The first change wrote a snapshot, the second a line after it.
-    assert_eq!(lines(&file).len(), 2);
+    // The first change wrote a snapshot, the others a line each.
+    assert_eq!(lines(&file).len(), 3);
     let text = std::fs::read(&file).unwrap();
-    let torn = text.len() - lines(&file)[1].len() / 2;
+    let torn = text.len() - lines(&file)[2].len() / 2;
     std::fs::write(&file, &text[..torn]).unwrap();
-    let later = one_change_behind_and_saving_on(&file, &clock);
-    assert_eq!(later.find_vm("b").unwrap(), None);
+    read_back_without(&file, &clock, &["a", "b"], "torn");
 }
 
-/// Asserts that the state read from `file` has VM `a` and not `b`, and
-/// that a VM created then is read back by the next start, which is
-/// returned.
-fn one_change_behind_and_saving_on(file: &std::path::Path, clock: &SimClock) -> SimulatedCloud {
+/// Asserts that the state read from `file` has the VMs tagged `kept`
+/// and not `lost`, and that a VM created then is read back by the next
+/// start.
+fn read_back_without(file: &std::path::Path, clock: &SimClock, kept: &[&str], lost: &str) {
     let cloud = saved_cloud(file, clock).unwrap();
-    assert!(cloud.find_vm("a").unwrap().is_some());
-    assert_eq!(cloud.find_vm("b").unwrap(), None, "one change behind");
+    for tag in kept {
+        assert!(cloud.find_vm(tag).unwrap().is_some(), "{tag} is kept");
+    }
+    assert_eq!(cloud.find_vm(lost).unwrap(), None, "one change behind");
     cloud.create_vm(&spec("c")).unwrap();
     drop(cloud);
     let later = saved_cloud(file, clock).unwrap();
@@ -425,7 +449,60 @@ fn one_change_behind_and_saving_on(file: &std::path::Path, clock: &SimClock) -> 
         later.find_vm("c").unwrap().is_some(),
         "writes go on after the torn write"
     );
-    later
+    assert_eq!(later.find_vm(lost).unwrap(), None);
+}
+
+#[test]
+fn lines_of_an_older_journal_after_a_snapshot_are_not_applied() {
+    let (_dir, file, clock) = state_dir();
+    let first = saved_cloud(&file, &clock).unwrap();
+    first.create_vm(&spec("a")).unwrap();
+    first.create_vm(&spec("old")).unwrap();
+    drop(first);
+    // A later snapshot written over this file and not yet cut to its
+    // length when a kill came: the old journal's line follows it.
+    let [snapshot, old] = <[String; 2]>::try_from(lines(&file)).unwrap();
+    let mut snapshot: serde_json::Value = serde_json::from_str(&snapshot).unwrap();
+    snapshot["generation"] = 3.into();
+    std::fs::write(&file, format!("{snapshot}\n{old}\n")).unwrap();
+    let second = saved_cloud(&file, &clock).unwrap();
+    assert!(second.find_vm("a").unwrap().is_some());
+    assert_eq!(second.find_vm("old").unwrap(), None);
+}
+
+#[test]
+fn networks_and_asked_addresses_of_change_lines_are_read_back() {
+    let (_dir, file, clock) = state_dir();
+    let first = saved_cloud(&file, &clock).unwrap();
+    let link = |tag: &str| NetSpec {
+        tag: tag.into(),
+        name: tag.into(),
+        addresses: Vec::new(),
+    };
+    first.create_network(&link("first")).unwrap();
+    let kept = first.create_network(&link("kept")).unwrap().handle;
+    let deleted = first.create_network(&link("deleted")).unwrap().handle;
+    first.destroy_network(&deleted).unwrap();
+    let asking = |tag: &str, ip: &str| {
+        let mut asked = spec(tag);
+        asked.networks = vec![NicSpec {
+            network: kept.clone(),
+            ip: Some(ip.into()),
+        }];
+        asked
+    };
+    let inside = format!("192.168.{}.40", kept.0);
+    first.create_vm(&asking("inside", &inside)).unwrap();
+    first.create_vm(&asking("outside", "10.99.0.5")).unwrap();
+    drop(first);
+    assert_eq!(lines(&file).len(), 6, "all but the first change are lines");
+    let second = saved_cloud(&file, &clock).unwrap();
+    let names: Vec<String> = second.networks().into_iter().map(|(_, tag)| tag).collect();
+    assert_eq!(names, ["first", "kept"]);
+    for (tag, ip) in [("again", inside.as_str()), ("again", "10.99.0.5")] {
+        let err = second.create_vm(&asking(tag, ip)).unwrap_err();
+        assert!(err.to_string().contains("already held"), "{ip}: {err}");
+    }
 }
 
 /// A state file `sim.json` in `dir` and its clock, VM `a` created by
@@ -451,14 +528,12 @@ fn a_snapshot_torn_by_a_kill_falls_back_to_the_other_file() {
     let b = dir.path().join("sim.json.b");
     let text = std::fs::read(&b).unwrap();
     std::fs::write(&b, &text[..text.len() / 2]).unwrap();
-    one_change_behind_and_saving_on(&file, &clock);
+    read_back_without(&file, &clock, &["a"], "b");
 }
 
 #[test]
 fn changes_are_lines_until_they_outweigh_the_snapshot_which_is_then_written_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sim.json");
-    let clock = SimClock::manual();
+    let (dir, file, clock) = state_dir();
     let first = saved_cloud(&file, &clock).unwrap();
     let (vm, _) = boot(&first, "a");
     let alice = "urn:publicid:IDN+example.org+user+alice";
@@ -467,10 +542,10 @@ fn changes_are_lines_until_they_outweigh_the_snapshot_which_is_then_written_agai
         keys: vec![format!("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 round-{round}")],
     };
     let before = lines(&file).len();
+    assert_eq!(before, 2, "a snapshot, then the start's line");
     for round in 0..20 {
         first.update_users(&vm, &[keys(round)]).unwrap();
     }
-    assert_eq!(before, 2, "a snapshot, then the start's line");
     assert_eq!(lines(&file).len(), before + 20, "a line a change");
     assert!(!dir.path().join("sim.json.b").exists());
     for round in 20..2_000 {
@@ -494,9 +569,7 @@ fn changes_are_lines_until_they_outweigh_the_snapshot_which_is_then_written_agai
 
 #[test]
 fn a_state_file_of_an_earlier_release_is_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sim.json");
-    let clock = SimClock::manual();
+    let (dir, file, clock) = state_dir();
     let first = saved_cloud(&file, &clock).unwrap();
     first.create_vm(&spec("a")).unwrap();
     drop(first);
@@ -519,4 +592,13 @@ fn removing_the_state_file_starts_empty_though_its_second_file_is_left() {
     let third = saved_cloud(&file, &clock).unwrap();
     assert_eq!(third.find_vm("a").unwrap(), None);
     assert_eq!(third.find_vm("b").unwrap(), None);
+    third.create_vm(&spec("new")).unwrap();
+    drop(third);
+    let fourth = saved_cloud(&file, &clock).unwrap();
+    assert!(fourth.find_vm("new").unwrap().is_some());
+    assert_eq!(
+        fourth.find_vm("a").unwrap(),
+        None,
+        "the second file left was not read"
+    );
 }
