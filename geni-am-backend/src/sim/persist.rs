@@ -6,32 +6,34 @@
 //! A file is a journal: a first line holding a whole [`Snapshot`], then
 //! one line per change ([`Change`]: a VM or a network as it now is, or
 //! gone), appended as each change is made and numbered with the
-//! snapshot's generation. Writing the whole state after
-//! every change cost a copy and an encoding of every VM per action, which
-//! grew with the cloud (docs/PERFORMANCE.md, "The simulated cloud's
-//! journal"); a change line costs the one VM. Once the change lines
-//! after a snapshot are twice its size (and 64 KiB more), the next change
-//! writes a new snapshot instead, so the file stays within a few times
-//! the state's size and a snapshot's cost is spread over about as many
-//! changes as the state has VMs.
+//! snapshot's generation. Writing the whole state after every change cost
+//! a copy and an encoding of every VM per action, which grew with the
+//! cloud (docs/PERFORMANCE.md, "The simulated cloud's journal"); a change
+//! line costs the one VM. Once the change lines after a snapshot are
+//! twice its size (and 64 KiB more), the next change writes a new
+//! snapshot instead, so the file stays within a few times the state's
+//! size and a snapshot's cost is spread over about as many changes as the
+//! state has VMs.
 //!
 //! Snapshots are written in turn to two files, the configured path and the
 //! same path with `.b` appended, each numbered; at start the
 //! highest-numbered file whose snapshot reads back whole wins, and its
 //! change lines are applied up to the first that does not read back (a
 //! line torn by a kill in the middle of its write: a change whose
-//! operation never returned) or of another generation (the lines of an
-//! older journal the new snapshot was written over, when a kill came
+//! operation never returned) or is of another generation (the lines of
+//! an older journal the new snapshot was written over, when a kill came
 //! before the file was cut to the snapshot's length). A snapshot torn the
 //! same way is the file not read, and the other file, one change behind,
 //! is. After a start, and after a write failed, the next change writes a
-//! snapshot, so nothing is appended behind a torn line or a lost one. Each write goes in place instead of renaming a temporary
-//! file over the state file: file systems flush a file renamed over
-//! another (ext4's `auto_da_alloc`), and that flush on every change was
-//! what held the aggregate at about 50 lifecycles a second on the
-//! simulated cloud (docs/PERFORMANCE.md, "Service load"). Nothing is
-//! synced: the files outlive the process, not the machine. Files of
-//! earlier releases, a snapshot alone, read as journals without changes.
+//! snapshot, so nothing is appended behind a torn line or a lost one.
+//!
+//! Each write goes in place instead of renaming a temporary file over the
+//! state file: file systems flush a file renamed over another (ext4's
+//! `auto_da_alloc`), and that flush on every change was what held the
+//! aggregate at about 50 lifecycles a second on the simulated cloud
+//! (docs/PERFORMANCE.md, "Service load"). Nothing is synced: the files
+//! outlive the process, not the machine. Files of earlier releases, a
+//! snapshot alone, read as journals without changes.
 
 use super::network::AddressPool;
 use super::vm::SimVm;
