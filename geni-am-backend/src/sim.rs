@@ -423,12 +423,12 @@ impl Compute for SimulatedCloud {
             let net = &nic.network;
             // A handle that names no network fails like one that names a
             // deleted network: the addresses leased so far go back.
-            let network = parse_id(&net.0, "network").ok();
-            let leased = match network.map(|id| (state.networks.get_mut(&id), u16::try_from(id))) {
-                Some((Some(network), Ok(slot))) => {
-                    network.pool.lease_asked(Some(slot), nic.ip.as_deref())
-                }
-                _ => Err(not_found("network", &net.0)),
+            let found = parse_id(&net.0, "network")
+                .ok()
+                .and_then(|id| Some((state.networks.get_mut(&id)?, u16::try_from(id).ok()?)));
+            let leased = match found {
+                Some((network, slot)) => network.pool.lease_asked(Some(slot), nic.ip.as_deref()),
+                None => Err(not_found("network", &net.0)),
             };
             match leased {
                 Ok(nic) => nics.push(nic),

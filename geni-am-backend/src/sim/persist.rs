@@ -248,19 +248,17 @@ impl StateFile {
     /// changes written outweigh it, writes the whole state instead.
     pub fn save(&self, change: Change, whole: impl FnOnce() -> Snapshot) -> Result<(), String> {
         let mut journal = self.journal();
-        let path = self.slot(journal.generation);
-        let line = Line {
-            generation: journal.generation,
-            change,
-        };
-        let mut line = serde_json::to_vec(&line).map_err(|e| failed(&path, &e))?;
+        let generation = journal.generation;
+        let fail = |e: &dyn std::fmt::Display| failed(&self.slot(generation), e);
+        let line = Line { generation, change };
+        let mut line = serde_json::to_vec(&line).map_err(|e| fail(&e))?;
         line.push(b'\n');
         let room = journal.snapshot_len.saturating_mul(3) + CHANGES_SLACK;
         match &journal.file {
             Some(file) if journal.len + line.len() as u64 <= room => {
                 if let Err(e) = file.write_all_at(&line, journal.len) {
                     journal.file = None;
-                    return Err(failed(&path, &e));
+                    return Err(fail(&e));
                 }
                 journal.len += line.len() as u64;
                 Ok(())

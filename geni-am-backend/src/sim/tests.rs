@@ -499,31 +499,29 @@ fn networks_and_asked_addresses_of_change_lines_are_read_back() {
     let second = saved_cloud(&file, &clock).unwrap();
     let names: Vec<String> = second.networks().into_iter().map(|(_, tag)| tag).collect();
     assert_eq!(names, ["first", "kept"]);
-    for (tag, ip) in [("again", inside.as_str()), ("again", "10.99.0.5")] {
-        let err = second.create_vm(&asking(tag, ip)).unwrap_err();
+    for ip in [inside.as_str(), "10.99.0.5"] {
+        let err = second.create_vm(&asking("again", ip)).unwrap_err();
         assert!(err.to_string().contains("already held"), "{ip}: {err}");
     }
 }
 
-/// A state file `sim.json` in `dir` and its clock, VM `a` created by
+/// A state file's directory, path and clock ([`state_dir`]), VM `a` created by
 /// one process and `b` by the next: after a start the first change writes
 /// a snapshot, so `b`'s went to the `.b` file.
-fn saved_in_both_files(dir: &std::path::Path) -> (std::path::PathBuf, SimClock) {
-    let file = dir.join("sim.json");
-    let clock = SimClock::manual();
+fn saved_in_both_files() -> (tempfile::TempDir, std::path::PathBuf, SimClock) {
+    let (dir, file, clock) = state_dir();
     let first = saved_cloud(&file, &clock).unwrap();
     first.create_vm(&spec("a")).unwrap();
     drop(first);
     let second = saved_cloud(&file, &clock).unwrap();
     second.create_vm(&spec("b")).unwrap();
     drop(second);
-    (file, clock)
+    (dir, file, clock)
 }
 
 #[test]
 fn a_snapshot_torn_by_a_kill_falls_back_to_the_other_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let (file, clock) = saved_in_both_files(dir.path());
+    let (dir, file, clock) = saved_in_both_files();
     // Tear the later snapshot, in the `.b` file, in the middle.
     let b = dir.path().join("sim.json.b");
     let text = std::fs::read(&b).unwrap();
@@ -585,8 +583,7 @@ fn a_state_file_of_an_earlier_release_is_read() {
 
 #[test]
 fn removing_the_state_file_starts_empty_though_its_second_file_is_left() {
-    let dir = tempfile::tempdir().unwrap();
-    let (file, clock) = saved_in_both_files(dir.path());
+    let (dir, file, clock) = saved_in_both_files();
     assert!(dir.path().join("sim.json.b").exists());
     std::fs::remove_file(&file).unwrap();
     let third = saved_cloud(&file, &clock).unwrap();
