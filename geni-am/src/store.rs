@@ -45,14 +45,14 @@ pub use bell::Bell;
 pub use columns::{CorruptValue, Json, JsonColumn, UnixTime};
 pub use finish::Finished;
 
-use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::connection::{SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
 use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection, R2D2Connection};
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use std::ffi::c_int;
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The schema, applied at [`Store::open`].
@@ -106,6 +106,10 @@ pub enum StoreError {
     /// A query failed.
     #[error("database error: {0}")]
     Query(diesel::result::Error),
+    /// A write transaction ended without its commit: the commit failed,
+    /// or the transaction was abandoned (see [`writer`]).
+    #[error("the write was not committed: {0}")]
+    Commit(String),
     /// Applying the schema failed.
     #[error("cannot apply the database schema: {0}")]
     Migration(String),
@@ -265,7 +269,7 @@ impl Store {
     /// idle)`.
     pub fn pool_use(&self) -> (u32, u32) {
         let state = self.pool.state();
-        let (writing, writer_idle) = self.writer.state();
+        let (writing, writer_idle) = self.writer.connections();
         (
             state.connections.saturating_sub(state.idle_connections) + writing,
             state.idle_connections + writer_idle,
@@ -312,31 +316,39 @@ impl Store {
         &self,
         f: impl FnOnce(&mut Conn) -> Result<T, E>,
     ) -> Result<T, E> {
-        let turn = self.turn();
-        let mut conn = match turn {
-            Some(_) => self.writer.connection(&self.url)?,
-            None => self.conn()?,
-        };
-        let conn: &mut Conn = &mut conn;
-        match conn {
-            Conn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
-            Conn::Postgres(c) => AnsiTransactionManager::begin_transaction(c),
-        }
-        .map_err(StoreError::from)?;
         bell::begin();
         let handing = hand_off::begin(&self.hand_off);
-        let outcome = f(conn);
+        let outcome = if self.postgres {
+            self.write_alone(f)
+        } else {
+            let (outcome, committed) = self.writer.write(&self.url, f);
+            if committed {
+                self.checkpoints.committed(&self.url, &self.writer);
+            }
+            outcome
+        };
         let queued = bell::queued();
-        match outcome {
+        if outcome.is_ok() {
+            handing.commit();
+            if queued {
+                self.bell.ring();
+            }
+        }
+        outcome
+    }
+
+    /// Runs `f` in a PostgreSQL transaction of its own, on a pooled
+    /// connection; PostgreSQL writers run side by side.
+    fn write_alone<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut conn = self.conn()?;
+        let conn: &mut Conn = &mut conn;
+        Conn::begin_transaction(conn).map_err(StoreError::from)?;
+        match f(conn) {
             Ok(value) => {
                 Conn::commit_transaction(conn).map_err(StoreError::from)?;
-                handing.commit();
-                if let Conn::Sqlite(_) = conn {
-                    self.checkpoints.committed(&self.url, &self.writer);
-                }
-                if queued {
-                    self.bell.ring();
-                }
                 Ok(value)
             }
             Err(error) => {
@@ -346,12 +358,6 @@ impl Store {
                 Err(error)
             }
         }
-    }
-
-    /// On SQLite, this process's turn to write ([`writer`]), held until
-    /// the transaction has ended. PostgreSQL writers run side by side.
-    fn turn(&self) -> Option<MutexGuard<'_, ()>> {
-        (!self.postgres).then(|| self.writer.turn())
     }
 
     /// Runs `f` in one read transaction (a consistent snapshot).

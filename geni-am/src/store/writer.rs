@@ -1,5 +1,6 @@
 //! This process's SQLite writer: the turn its write transactions take one
-//! at a time, and the one connection they all run on.
+//! at a time, the one connection they all run on, and the groups in which
+//! they commit.
 //!
 //! SQLite lets one writer in at a time, and one that finds the file locked
 //! sleeps in its busy handler (1, 2, 5, 10, … up to 100 ms) before it looks
@@ -18,34 +19,227 @@
 //! columns that changed"). It is held in a pool of one, so that it is
 //! closed, with its cache, after a while unused like the pool's others,
 //! and replaced if a transaction left it broken.
+//!
+//! A commit writes every page the transaction changed to the WAL, and
+//! consecutive transactions change many of the same pages (the last page
+//! of each index of events and jobs, the slivers' pages). A writer that
+//! finds others waiting for the turn leaves its transaction open for them
+//! instead of committing it: each of them runs in a savepoint of it (one
+//! that fails is rolled back to its savepoint alone), and the last of
+//! the group, the one that finds nobody waiting or the group full
+//! ([`MOST_IN_GROUP`]), commits all of them at once. Every member returns
+//! only after that commit, so what a caller is told was written has been
+//! committed; a commit that fails fails every member's write. One writer
+//! alone commits at once, as before.
 
-use super::{IDLE_TIMEOUT, Manager, StoreResult};
-use diesel::r2d2::{Pool, PooledConnection};
+use super::{Conn, IDLE_TIMEOUT, Manager, StoreError, StoreResult};
+use diesel::connection::SimpleConnection;
+use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use diesel::r2d2::{CustomizeConnection, Pool, PooledConnection};
 use scheduled_thread_pool::ScheduledThreadPool;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
+
+/// Most write transactions committed together: the last member of a full
+/// group waits for the others' work before its answer, a fraction of a
+/// millisecond each.
+const MOST_IN_GROUP: usize = 16;
 
 /// The turn and the connection of one SQLite file's writers, shared by
 /// every pool of a store (see `Store::with_own_pool`).
 #[derive(Default)]
 pub(super) struct Writer {
-    /// Held by a write transaction (or a checkpoint that must not run
-    /// beside one) until it has ended.
-    turn: Mutex<()>,
+    /// Who has the turn, who waits for it, and the group left open.
+    turn: Mutex<Turn>,
+    /// Told when the turn is free again.
+    freed: Condvar,
+    /// Told when a group of several members has ended.
+    ended: Condvar,
     /// The writers' connection, made at the first write.
     pool: OnceLock<Pool<Manager>>,
 }
 
+/// The state of the writers' turn.
+#[derive(Default)]
+struct Turn {
+    /// Held by a write transaction running its work (or a checkpoint that
+    /// must not run beside one).
+    held: bool,
+    /// Writers waiting for the turn.
+    waiting: usize,
+    /// The transaction left open for the writers waiting, between two
+    /// members of its group.
+    open: Option<Group>,
+}
+
+/// A write transaction holding the work of one or more writers.
+struct Group {
+    /// The writers' connection, the transaction open on it.
+    conn: PooledConnection<Manager>,
+    /// Writers whose work it holds, each waiting for its end.
+    members: usize,
+    /// How it ended: committed, or why not; set once.
+    end: Arc<OnceLock<Result<(), String>>>,
+}
+
+/// What became of one writer's work in its group.
+enum Member {
+    /// It is in the group's transaction, to be committed with it.
+    Kept,
+    /// It was undone (its savepoint rolled back, or it was the only one).
+    Undone,
+    /// The group's transaction can no longer be trusted and is abandoned.
+    Broken(String),
+}
+
+/// A writer's work: what it returned, or the panic it raised.
+type Outcome<T, E> = std::thread::Result<Result<T, E>>;
+
 impl Writer {
-    /// Waits for this process's turn to write.
-    pub(super) fn turn(&self) -> MutexGuard<'_, ()> {
+    fn state(&self) -> MutexGuard<'_, Turn> {
         self.turn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'a>(&self, for_what: &Condvar, turn: MutexGuard<'a, Turn>) -> MutexGuard<'a, Turn> {
+        for_what.wait(turn).unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets how `group` ended and tells its members waiting: all of
+    /// them but the one ending it, when that one's work is in it (`kept`).
+    fn end(&self, group: &Group, how: Result<(), String>, kept: bool) {
+        let _ = group.end.set(how);
+        if group.members > usize::from(kept) {
+            // Taken between the members' look and their wait.
+            drop(self.state());
+            self.ended.notify_all();
+        }
+    }
+
+    /// Waits for this process's turn to write, without joining a group:
+    /// held until the guard is dropped.
+    pub(super) fn turn(&self) -> Held<'_> {
+        let mut turn = self.state();
+        while turn.held {
+            turn = self.wait(&self.freed, turn);
+        }
+        turn.held = true;
+        Held(self)
+    }
+
+    /// Runs `f` in a write transaction on the writers' connection to
+    /// `url`, committed alone or with others' (see the module's doc);
+    /// returns its outcome, and whether this writer committed a group
+    /// (so that the caller counts one commit per group). A panic of `f`
+    /// is raised again once its work is undone.
+    pub(super) fn write<T, E: From<StoreError>>(
+        &self,
+        url: &str,
+        f: impl FnOnce(&mut Conn) -> Result<T, E>,
+    ) -> (Result<T, E>, bool) {
+        let open = {
+            let mut turn = self.state();
+            turn.waiting += 1;
+            while turn.held {
+                turn = self.wait(&self.freed, turn);
+            }
+            turn.waiting -= 1;
+            turn.held = true;
+            turn.open.take()
+        };
+        let held = Held(self);
+        let mut group = match open {
+            Some(group) => group,
+            None => match self.begin(url) {
+                Ok(group) => group,
+                Err(error) => return (Err(error.into()), false),
+            },
+        };
+        let (outcome, member) = run(&mut group, f);
+        let end = Arc::clone(&group.end);
+        // Whose outcome is the group's end: a kept member's, and any
+        // member's of a group abandoned.
+        let ends_with_group = matches!(member, Member::Kept | Member::Broken(_));
+        let committed = match member {
+            Member::Kept => {
+                group.members += 1;
+                self.close_or_leave(group, held, true)
+            }
+            Member::Undone if group.members > 0 => self.close_or_leave(group, held, false),
+            // The only work of its transaction, rolled back.
+            Member::Undone => {
+                drop(group);
+                drop(held);
+                false
+            }
+            Member::Broken(why) => {
+                tracing::warn!(%why, members = group.members, "a write transaction was abandoned");
+                self.end(&group, Err(why), false);
+                // An open transaction marks the connection broken: it is
+                // closed, which rolls the transaction back.
+                drop(group);
+                drop(held);
+                false
+            }
+        };
+        let outcome = match outcome {
+            Ok(Ok(value)) if ends_with_group => match self.ended(&end) {
+                Ok(()) => Ok(value),
+                Err(why) => Err(E::from(StoreError::Commit(why))),
+            },
+            Ok(outcome) => outcome,
+            Err(panic) => resume_unwind(panic),
+        };
+        (outcome, committed)
+    }
+
+    /// A new group: the writers' connection with `BEGIN IMMEDIATE` run.
+    fn begin(&self, url: &str) -> StoreResult<Group> {
+        let mut conn = self.connection(url)?;
+        match &mut *conn {
+            Conn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?,
+            Conn::Postgres(c) => AnsiTransactionManager::begin_transaction(c)?,
+        }
+        Ok(Group {
+            conn,
+            members: 0,
+            end: Arc::default(),
+        })
+    }
+
+    /// Commits `group` when nobody waits for the turn or it is full, else
+    /// leaves it open for the next writer; frees the turn. `kept` says
+    /// whether the caller's work is in it. Returns whether it committed.
+    fn close_or_leave(&self, mut group: Group, held: Held<'_>, kept: bool) -> bool {
+        {
+            let mut turn = self.state();
+            if turn.waiting > 0 && group.members < MOST_IN_GROUP {
+                turn.open = Some(group);
+                return false;
+            }
+        }
+        let committed = Conn::commit_transaction(&mut group.conn).map_err(|e| e.to_string());
+        self.end(&group, committed, kept);
+        drop(group);
+        drop(held);
+        true
+    }
+
+    /// Waits for the group `end` belongs to to end; how it ended.
+    fn ended(&self, end: &OnceLock<Result<(), String>>) -> Result<(), String> {
+        let mut turn = self.state();
+        loop {
+            if let Some(ended) = end.get() {
+                return ended.clone();
+            }
+            turn = self.wait(&self.ended, turn);
+        }
     }
 
     /// The writers' connection to `url`, opened if there is none (the
     /// first write, or after it was closed unused or broken). Only to be
-    /// taken in the [`Writer::turn`].
-    pub(super) fn connection(&self, url: &str) -> StoreResult<PooledConnection<Manager>> {
+    /// taken in the writers' turn.
+    fn connection(&self, url: &str) -> StoreResult<PooledConnection<Manager>> {
         let pool = self.pool.get_or_init(|| {
             Pool::builder()
                 .max_size(1)
@@ -56,6 +250,7 @@ impl Writer {
                 // would cost a statement per write, and a file does not go
                 // away.
                 .test_on_check_out(false)
+                .connection_customizer(Box::new(SavepointsInMemory))
                 .thread_pool(Arc::new(
                     ScheduledThreadPool::builder()
                         .num_threads(1)
@@ -69,7 +264,7 @@ impl Writer {
 
     /// The writers' connection: `(in use, idle)`, `(0, 0)` while it is
     /// closed.
-    pub(super) fn state(&self) -> (u32, u32) {
+    pub(super) fn connections(&self) -> (u32, u32) {
         self.pool.get().map_or((0, 0), |pool| {
             let state = pool.state();
             (
@@ -80,8 +275,77 @@ impl Writer {
     }
 }
 
+/// Keeps the writers' connection's temporary files in memory: the
+/// journal of each member's savepoint among them, which SQLite would
+/// otherwise write to a file once it outgrows 64 KiB (a group of a few
+/// members' pages).
+#[derive(Debug)]
+struct SavepointsInMemory;
+
+impl CustomizeConnection<Conn, diesel::r2d2::Error> for SavepointsInMemory {
+    fn on_acquire(&self, conn: &mut Conn) -> Result<(), diesel::r2d2::Error> {
+        match conn {
+            Conn::Sqlite(c) => c
+                .batch_execute("PRAGMA temp_store = MEMORY")
+                .map_err(diesel::r2d2::Error::QueryError),
+            Conn::Postgres(_) => Ok(()),
+        }
+    }
+}
+
+/// The writers' turn, held; freed when dropped (also while a panic
+/// unwinds).
+pub(super) struct Held<'a>(&'a Writer);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.state().held = false;
+        self.0.freed.notify_one();
+    }
+}
+
+/// Runs `f` as a member of `group`: in a savepoint when the transaction
+/// holds others' work, else in the transaction itself, which is rolled
+/// back if `f` fails.
+fn run<T, E: From<StoreError>>(
+    group: &mut Group,
+    f: impl FnOnce(&mut Conn) -> Result<T, E>,
+) -> (Outcome<T, E>, Member) {
+    let conn: &mut Conn = &mut group.conn;
+    let nested = group.members > 0;
+    if nested {
+        if let Err(error) = Conn::begin_transaction(conn) {
+            let why = format!("no savepoint: {error}");
+            return (
+                Ok(Err(E::from(StoreError::from(error)))),
+                Member::Broken(why),
+            );
+        }
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(|| f(conn)));
+    let member = match (&outcome, nested) {
+        (Ok(Ok(_)), true) => match Conn::commit_transaction(conn) {
+            Ok(()) => Member::Kept,
+            Err(error) => Member::Broken(format!("the savepoint was not released: {error}")),
+        },
+        (Ok(Ok(_)), false) => Member::Kept,
+        (_, true) => match Conn::rollback_transaction(conn) {
+            Ok(()) => Member::Undone,
+            Err(error) => Member::Broken(format!("the savepoint was not rolled back: {error}")),
+        },
+        (_, false) => {
+            if let Err(rollback) = Conn::rollback_transaction(conn) {
+                tracing::warn!(%rollback, "rollback failed");
+            }
+            Member::Undone
+        }
+    };
+    (outcome, member)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::Writer;
     use crate::store::{Conn, Store, StoreError};
     use diesel::RunQueryDsl;
     use diesel::connection::SimpleConnection;
@@ -146,6 +410,171 @@ mod tests {
         assert_eq!((before, during.0, after.0), (0, 1, 0), "in use");
         // The migrations' write opened it, and it stays open unused.
         assert_eq!(after.1, during.1 + 1, "idle once the write ended");
+    }
+
+    /// A store with an empty table `kept (n)`, rows of which the tests
+    /// write.
+    fn store_with_kept() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("s.sqlite").to_string_lossy(), 2).expect("store");
+        store
+            .write(|conn: &mut Conn| {
+                conn.batch_execute(
+                    "CREATE TABLE parent (id INTEGER PRIMARY KEY); \
+                     CREATE TABLE kept (n BIGINT REFERENCES parent (id) \
+                     DEFERRABLE INITIALLY DEFERRED); INSERT INTO parent VALUES (1), (2), (3)",
+                )?;
+                Ok::<_, StoreError>(())
+            })
+            .expect("table");
+        (dir, store)
+    }
+
+    fn keep(conn: &mut Conn, n: i64) -> Result<(), StoreError> {
+        conn.batch_execute(&format!("INSERT INTO kept VALUES ({n})"))?;
+        Ok(())
+    }
+
+    /// The rows of `kept` a reader sees (committed ones).
+    fn committed(store: &Store) -> Vec<i64> {
+        diesel::sql_query("SELECT n FROM kept ORDER BY n")
+            .load::<Seen>(&mut *store.conn().expect("conn"))
+            .expect("rows")
+            .into_iter()
+            .map(|r| r.n)
+            .collect()
+    }
+
+    /// Waits until `n` writers wait for the turn.
+    fn until_waiting(writer: &Writer, n: usize) {
+        while writer.state().waiting < n {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Runs three writes of `kept` rows 1, 2 and 3 with `work` (given the
+    /// row): the first takes the turn and finishes only once the two
+    /// others wait for it. Returns what each write returned, whether it
+    /// committed its group, and the rows committed when it returned, or
+    /// its panic.
+    fn three_writers(
+        store: &Store,
+        work: impl Fn(&mut Conn, i64) -> Result<(), StoreError> + Sync,
+    ) -> Vec<std::thread::Result<(Result<(), StoreError>, bool, Vec<i64>)>> {
+        let writer = &store.writer;
+        let url = &store.url;
+        let work = &work;
+        std::thread::scope(|s| {
+            let write = move |n: i64| {
+                let (outcome, group) = writer.write(url, |conn| {
+                    if n == 1 {
+                        until_waiting(writer, 2);
+                    }
+                    work(conn, n)
+                });
+                (outcome, group, committed(store))
+            };
+            let first = s.spawn(move || write(1));
+            while !writer.state().held {
+                std::thread::yield_now();
+            }
+            let second = s.spawn(move || write(2));
+            until_waiting(writer, 1);
+            let third = s.spawn(move || write(3));
+            [first, second, third].map(|t| t.join()).into()
+        })
+    }
+
+    /// Runs `test` on a thread of its own and fails if it has not ended
+    /// within a minute: a writer left waiting for a group that nobody
+    /// ends would otherwise hang the suite.
+    fn bounded(test: impl FnOnce() + Send + 'static) {
+        let (done, ended) = std::sync::mpsc::channel();
+        let runs = std::thread::spawn(move || {
+            test();
+            let _ = done.send(());
+        });
+        match ended.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(()) => runs.join().expect("test"),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::panic::resume_unwind(runs.join().expect_err("the test panicked"))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("a writer still waits after a minute")
+            }
+        }
+    }
+
+    #[test]
+    fn writers_waiting_for_the_turn_are_committed_in_one_group_before_any_answers() {
+        bounded(|| {
+            let (_dir, store) = store_with_kept();
+            let writes = three_writers(&store, keep);
+            let mut groups = 0;
+            for write in writes {
+                let (outcome, group, seen) = write.expect("no panic");
+                outcome.expect("written");
+                groups += usize::from(group);
+                // Each returns after the one commit of all three.
+                assert_eq!(seen, [1, 2, 3]);
+            }
+            assert_eq!(groups, 1, "one commit for the three writes");
+            // Alone, a write commits at once.
+            let (outcome, group) = store.writer.write(&store.url, |conn| keep(conn, 1));
+            assert!(outcome.is_ok() && group);
+        });
+    }
+
+    #[test]
+    fn a_member_that_fails_or_panics_is_undone_alone_and_the_others_committed() {
+        bounded(|| {
+            let (_dir, store) = store_with_kept();
+            let writes = three_writers(&store, |conn, n| {
+                keep(conn, n)?;
+                match n {
+                    1 => Ok(()),
+                    _ => Err(StoreError::Migration("refused".into())),
+                }
+            });
+            // The last, failed, commits the first's work and tells it so.
+            let outcomes: Vec<bool> = writes
+                .into_iter()
+                .map(|w| w.expect("no panic").0.is_ok())
+                .collect();
+            assert_eq!(outcomes, [true, false, false]);
+            assert_eq!(committed(&store), [1]);
+
+            let (_dir, store) = store_with_kept();
+            let writes = three_writers(&store, |conn, n| {
+                keep(conn, n)?;
+                assert_ne!(n, 3, "a bug inside a write transaction");
+                Ok(())
+            });
+            let panicked: Vec<bool> = writes.iter().map(std::thread::Result::is_err).collect();
+            assert_eq!(panicked, [false, false, true]);
+            assert_eq!(committed(&store), [1, 2]);
+            // The panic left the turn free and no transaction open.
+            store.write(|conn| keep(conn, 3)).expect("the next write");
+            assert_eq!(committed(&store), [1, 2, 3]);
+        });
+    }
+
+    #[test]
+    fn a_group_whose_commit_fails_fails_every_member_and_keeps_none_of_them() {
+        bounded(|| {
+            let (_dir, store) = store_with_kept();
+            // Row 9 has no parent: the deferred foreign key fails the commit.
+            let writes = three_writers(&store, |conn, n| keep(conn, if n == 2 { 9 } else { n }));
+            for write in writes {
+                let (outcome, _, seen) = write.expect("no panic");
+                let error = outcome.expect_err("a failed commit");
+                assert!(matches!(error, StoreError::Commit(_)), "{error}");
+                assert!(seen.is_empty(), "{seen:?}");
+            }
+            assert!(committed(&store).is_empty());
+            store.write(|conn| keep(conn, 1)).expect("the next write");
+            assert_eq!(committed(&store), [1]);
+        });
     }
 
     #[test]
