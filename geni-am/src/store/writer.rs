@@ -313,14 +313,12 @@ fn run<T, E: From<StoreError>>(
 ) -> (Outcome<T, E>, Member) {
     let conn: &mut Conn = &mut group.conn;
     let nested = group.members > 0;
-    if nested {
-        if let Err(error) = Conn::begin_transaction(conn) {
-            let why = format!("no savepoint: {error}");
-            return (
-                Ok(Err(E::from(StoreError::from(error)))),
-                Member::Broken(why),
-            );
-        }
+    if nested && let Err(error) = Conn::begin_transaction(conn) {
+        let why = format!("no savepoint: {error}");
+        return (
+            Ok(Err(E::from(StoreError::from(error)))),
+            Member::Broken(why),
+        );
     }
     let outcome = catch_unwind(AssertUnwindSafe(|| f(conn)));
     let member = match (&outcome, nested) {
@@ -452,15 +450,17 @@ mod tests {
         }
     }
 
+    /// What one write of [`three_writers`] returned, whether it committed
+    /// its group, and the rows committed when it returned; or its panic.
+    type Written = std::thread::Result<(Result<(), StoreError>, bool, Vec<i64>)>;
+
     /// Runs three writes of `kept` rows 1, 2 and 3 with `work` (given the
     /// row): the first takes the turn and finishes only once the two
-    /// others wait for it. Returns what each write returned, whether it
-    /// committed its group, and the rows committed when it returned, or
-    /// its panic.
+    /// others wait for it.
     fn three_writers(
         store: &Store,
         work: impl Fn(&mut Conn, i64) -> Result<(), StoreError> + Sync,
-    ) -> Vec<std::thread::Result<(Result<(), StoreError>, bool, Vec<i64>)>> {
+    ) -> Vec<Written> {
         let writer = &store.writer;
         let url = &store.url;
         let work = &work;
