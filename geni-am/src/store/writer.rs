@@ -22,15 +22,16 @@
 //!
 //! A commit writes every page the transaction changed to the WAL, and
 //! consecutive transactions change many of the same pages (the last page
-//! of each index of events and jobs, the slivers' pages). A writer that
-//! finds others waiting for the turn leaves its transaction open for them
-//! instead of committing it: each of them runs in a savepoint of it (one
-//! that fails is rolled back to its savepoint alone), and the last of
-//! the group, the one that finds nobody waiting or the group full
-//! ([`MOST_IN_GROUP`]), commits all of them at once. Every member returns
-//! only after that commit, so what a caller is told was written has been
-//! committed; a commit that fails fails every member's write. One writer
-//! alone commits at once, as before.
+//! of each index of events and jobs, the slivers' pages). So each
+//! writer's work runs in a savepoint of the transaction (one that fails
+//! is rolled back to it alone), and a writer that finds others waiting
+//! for the turn leaves the transaction open for them instead of
+//! committing it; the last of the group, the one that finds nobody
+//! waiting or the group full ([`MOST_IN_GROUP`]), commits all of them at
+//! once. Every member returns only after that commit, so what a caller
+//! is told was written has been committed; a commit that fails, or a
+//! transaction that can no longer be trusted (see [`run`]), fails every
+//! member's write. One writer alone commits at once, as before.
 
 use super::{Conn, IDLE_TIMEOUT, Manager, StoreError, StoreResult};
 use diesel::connection::SimpleConnection;
@@ -79,6 +80,8 @@ struct Group {
     conn: PooledConnection<Manager>,
     /// Writers whose work it holds, each waiting for its end.
     members: usize,
+    /// Writers that ran in it, their work kept or undone.
+    ran: usize,
     /// How it ended: committed, or why not; set once.
     end: Arc<OnceLock<Result<(), String>>>,
 }
@@ -156,6 +159,7 @@ impl Writer {
             },
         };
         let (outcome, member) = run(&mut group, f);
+        group.ran += 1;
         let end = Arc::clone(&group.end);
         // Whose outcome is the group's end: a kept member's, and any
         // member's of a group abandoned.
@@ -166,18 +170,18 @@ impl Writer {
                 self.close_or_leave(group, held, true)
             }
             Member::Undone if group.members > 0 => self.close_or_leave(group, held, false),
-            // The only work of its transaction, rolled back.
+            // Its transaction holds nothing: it ends, and the connection
+            // is given back.
             Member::Undone => {
+                if let Err(rollback) = Conn::rollback_transaction(&mut group.conn) {
+                    tracing::warn!(%rollback, "rollback failed");
+                }
                 drop(group);
                 drop(held);
                 false
             }
             Member::Broken(why) => {
-                tracing::warn!(%why, members = group.members, "a write transaction was abandoned");
-                self.end(&group, Err(why), false);
-                // An open transaction marks the connection broken: it is
-                // closed, which rolls the transaction back.
-                drop(group);
+                self.abandon(group, why);
                 drop(held);
                 false
             }
@@ -203,6 +207,7 @@ impl Writer {
         Ok(Group {
             conn,
             members: 0,
+            ran: 0,
             end: Arc::default(),
         })
     }
@@ -213,7 +218,7 @@ impl Writer {
     fn close_or_leave(&self, mut group: Group, held: Held<'_>, kept: bool) -> bool {
         {
             let mut turn = self.state();
-            if turn.waiting > 0 && group.members < MOST_IN_GROUP {
+            if turn.waiting > 0 && group.ran < MOST_IN_GROUP {
                 turn.open = Some(group);
                 return false;
             }
@@ -223,6 +228,17 @@ impl Writer {
         drop(group);
         drop(held);
         true
+    }
+
+    /// Ends `group` without its commit, for `why`: its transaction is
+    /// rolled back and every member waiting told so. Called in the turn.
+    fn abandon(&self, mut group: Group, why: String) {
+        tracing::warn!(%why, members = group.members, "a write transaction was abandoned");
+        // Whatever diesel believes of the connection, SQLite's transaction
+        // ends here; while diesel counts one open, the pool closes the
+        // connection when it is given back.
+        let _ = group.conn.batch_execute("ROLLBACK");
+        self.end(&group, Err(why), false);
     }
 
     /// Waits for the group `end` belongs to to end; how it ended.
@@ -304,16 +320,25 @@ impl Drop for Held<'_> {
     }
 }
 
-/// Runs `f` as a member of `group`: in a savepoint when the transaction
-/// holds others' work, else in the transaction itself, which is rolled
-/// back if `f` fails.
+/// Runs `f` as a member of `group`, in a savepoint of its transaction:
+/// rolled back to it if `f` fails or panics. The group is broken when
+/// the savepoint cannot be released or rolled back (SQLite rolled the
+/// whole transaction back under `f`, which went on) or `f` left diesel's
+/// transactions at another depth than it found them (a panic inside a
+/// transaction of its own).
 fn run<T, E: From<StoreError>>(
     group: &mut Group,
     f: impl FnOnce(&mut Conn) -> Result<T, E>,
 ) -> (Outcome<T, E>, Member) {
+    const ANOTHER_DEPTH: &str = "the transaction was left at another depth";
     let conn: &mut Conn = &mut group.conn;
-    let nested = group.members > 0;
-    if nested && let Err(error) = Conn::begin_transaction(conn) {
+    if depth(conn) != 1 {
+        return (
+            Ok(Err(E::from(StoreError::Commit(ANOTHER_DEPTH.into())))),
+            Member::Broken(ANOTHER_DEPTH.into()),
+        );
+    }
+    if let Err(error) = Conn::begin_transaction(conn) {
         let why = format!("no savepoint: {error}");
         return (
             Ok(Err(E::from(StoreError::from(error)))),
@@ -321,24 +346,34 @@ fn run<T, E: From<StoreError>>(
         );
     }
     let outcome = catch_unwind(AssertUnwindSafe(|| f(conn)));
-    let member = match (&outcome, nested) {
-        (Ok(Ok(_)), true) => match Conn::commit_transaction(conn) {
+    if depth(conn) != 2 {
+        return (outcome, Member::Broken(ANOTHER_DEPTH.into()));
+    }
+    let member = if matches!(outcome, Ok(Ok(_))) {
+        match Conn::commit_transaction(conn) {
             Ok(()) => Member::Kept,
             Err(error) => Member::Broken(format!("the savepoint was not released: {error}")),
-        },
-        (Ok(Ok(_)), false) => Member::Kept,
-        (_, true) => match Conn::rollback_transaction(conn) {
+        }
+    } else {
+        match Conn::rollback_transaction(conn) {
             Ok(()) => Member::Undone,
             Err(error) => Member::Broken(format!("the savepoint was not rolled back: {error}")),
-        },
-        (_, false) => {
-            if let Err(rollback) = Conn::rollback_transaction(conn) {
-                tracing::warn!(%rollback, "rollback failed");
-            }
-            Member::Undone
         }
     };
     (outcome, member)
+}
+
+/// How deep diesel counts the transactions open on `conn` (0: none).
+fn depth(conn: &mut Conn) -> u32 {
+    let status = match conn {
+        Conn::Sqlite(c) => AnsiTransactionManager::transaction_manager_status_mut(c),
+        Conn::Postgres(c) => AnsiTransactionManager::transaction_manager_status_mut(c),
+    };
+    status
+        .transaction_depth()
+        .ok()
+        .flatten()
+        .map_or(0, std::num::NonZeroU32::get)
 }
 
 #[cfg(test)]
@@ -574,6 +609,55 @@ mod tests {
             assert!(committed(&store).is_empty());
             store.write(|conn| keep(conn, 1)).expect("the next write");
             assert_eq!(committed(&store), [1]);
+        });
+    }
+
+    /// Asserts that each of `writes` was told it was written exactly when
+    /// its row was committed.
+    fn told_as_committed(store: &Store, writes: Vec<Written>) {
+        let rows = committed(store);
+        for (n, write) in (1..).zip(writes) {
+            let told = write.is_ok_and(|(outcome, _, _)| outcome.is_ok());
+            assert_eq!(told, rows.contains(&n), "write {n}, rows {rows:?}");
+        }
+    }
+
+    #[test]
+    fn a_panic_inside_a_members_own_transaction_abandons_the_group_and_tells_every_member() {
+        bounded(|| {
+            let (_dir, store) = store_with_kept();
+            let writes = three_writers(&store, |conn, n| {
+                if n != 2 {
+                    return keep(conn, n);
+                }
+                diesel::Connection::transaction::<(), StoreError, _>(conn, |c| {
+                    keep(c, 2)?;
+                    panic!("a bug inside a transaction of its own");
+                })
+            });
+            assert!(writes[1].is_err(), "the panic is raised again");
+            told_as_committed(&store, writes);
+        });
+    }
+
+    #[test]
+    fn a_transaction_sqlite_rolled_back_under_a_member_that_went_on_is_abandoned() {
+        bounded(|| {
+            let (_dir, store) = store_with_kept();
+            let writes = three_writers(&store, |conn, n| {
+                keep(conn, n)?;
+                if n == 1 {
+                    // A failure the work takes for benign, after which
+                    // SQLite has rolled the whole transaction back.
+                    let _ = diesel::sql_query("INSERT OR ROLLBACK INTO parent VALUES (1)")
+                        .execute(conn);
+                }
+                Ok(())
+            });
+            // The first is told it failed; the two after it ran in a
+            // group of their own.
+            told_as_committed(&store, writes);
+            assert_eq!(committed(&store), [2, 3]);
         });
     }
 
