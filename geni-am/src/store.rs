@@ -11,8 +11,8 @@
 //!
 //! Concurrency: on SQLite every write transaction starts with
 //! `BEGIN IMMEDIATE` (one writer at a time), and the writers of one
-//! process take turns on an in-process lock first and share one
-//! connection ([`writer`]); on
+//! process take turns on an in-process lock first, share one
+//! connection and commit in groups ([`writer`]); on
 //! PostgreSQL an allocation first locks the component rows
 //! (`SELECT … FOR UPDATE`, see [`components::lock_all`]) so racing
 //! Allocates — also from several processes — see each other's reservations.
@@ -307,11 +307,13 @@ impl Store {
         Ok(self.pool.get()?)
     }
 
-    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE` on SQLite, in
-    /// this process's writers' turn and on their connection: see
-    /// [`writer`]), committing when it returns `Ok` and rolling back
-    /// otherwise; a commit that queued jobs rings [`Store::bell`]. `f`
-    /// must not start another write transaction.
+    /// Runs `f` as one write transaction, committed when it returns `Ok`
+    /// and rolled back otherwise; returns once the commit is done, and a
+    /// commit that queued jobs rings [`Store::bell`]. On SQLite `f` runs in
+    /// this process's writers' turn, on their connection, in a savepoint
+    /// of a `BEGIN IMMEDIATE` transaction that may commit the work of the
+    /// writers that waited with it ([`writer`]). `f` must not start
+    /// another write transaction.
     pub fn write<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut Conn) -> Result<T, E>,
