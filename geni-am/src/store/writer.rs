@@ -54,8 +54,6 @@ pub(super) struct Writer {
     turn: Mutex<Turn>,
     /// Told when the turn is free again.
     freed: Condvar,
-    /// Told when a group of several members has ended.
-    ended: Condvar,
     /// The writers' connection, made at the first write.
     pool: OnceLock<Pool<Manager>>,
 }
@@ -81,8 +79,40 @@ struct Group {
     members: usize,
     /// Writers that ran in it, their work kept or undone.
     ran: usize,
-    /// How it ended: committed, or why not; set once.
-    end: Arc<OnceLock<Result<(), String>>>,
+    /// How it ended, told to its members.
+    end: Arc<Ending>,
+}
+
+/// How a group ended: committed, or why not. Its members wait for it on
+/// a lock of its own, not the turn's, so that the writer holding the turn
+/// never waits for a member woken by the end of an earlier group.
+#[derive(Default)]
+struct Ending {
+    /// Set once, when the group has ended.
+    how: Mutex<Option<Result<(), String>>>,
+    /// Told when `how` is set.
+    told: Condvar,
+}
+
+impl Ending {
+    /// Sets how the group ended; tells its members, if any wait (`tell`).
+    fn set(&self, how: Result<(), String>, tell: bool) {
+        *self.how.lock().unwrap_or_else(PoisonError::into_inner) = Some(how);
+        if tell {
+            self.told.notify_all();
+        }
+    }
+
+    /// Waits until the group has ended; how it ended.
+    fn wait(&self) -> Result<(), String> {
+        let mut how = self.how.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(ended) = how.as_ref() {
+                return ended.clone();
+            }
+            how = self.told.wait(how).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
 }
 
 /// What became of one writer's work in its group.
@@ -103,28 +133,35 @@ impl Writer {
         self.turn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn wait<'a>(&self, for_what: &Condvar, turn: MutexGuard<'a, Turn>) -> MutexGuard<'a, Turn> {
-        for_what.wait(turn).unwrap_or_else(PoisonError::into_inner)
+    fn wait_for_turn<'a>(&self, mut turn: MutexGuard<'a, Turn>) -> MutexGuard<'a, Turn> {
+        while turn.held {
+            turn = self
+                .freed
+                .wait(turn)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        turn
     }
 
-    /// Sets how `group` ended and tells its members waiting: all of
-    /// them but the one ending it, when that one's work is in it (`kept`).
-    fn end(&self, group: &Group, how: Result<(), String>, kept: bool) {
-        let _ = group.end.set(how);
-        if group.members > usize::from(kept) {
-            // Taken between the members' look and their wait.
-            drop(self.state());
-            self.ended.notify_all();
-        }
+    /// Ends `group` as `how` says: gives its connection back to the pool
+    /// (for the next group), frees the turn, and only then tells its
+    /// members waiting, all of them but the one ending it when that one's
+    /// work is in it (`kept`). Waking a thread can hand it the CPU at once,
+    /// and a writer that lost the CPU while holding the turn held up every
+    /// other writer until it got it back.
+    fn end(&self, group: Group, held: Held<'_>, how: Result<(), String>, kept: bool) {
+        let Group {
+            conn, members, end, ..
+        } = group;
+        drop(conn);
+        drop(held);
+        end.set(how, members > usize::from(kept));
     }
 
     /// Waits for this process's turn to write, without joining a group:
     /// held until the guard is dropped.
     pub(super) fn turn(&self) -> Held<'_> {
-        let mut turn = self.state();
-        while turn.held {
-            turn = self.wait(&self.freed, turn);
-        }
+        let mut turn = self.wait_for_turn(self.state());
         turn.held = true;
         Held(self)
     }
@@ -142,9 +179,7 @@ impl Writer {
         let open = {
             let mut turn = self.state();
             turn.waiting += 1;
-            while turn.held {
-                turn = self.wait(&self.freed, turn);
-            }
+            turn = self.wait_for_turn(turn);
             turn.waiting -= 1;
             turn.held = true;
             turn.open.take()
@@ -180,13 +215,12 @@ impl Writer {
                 false
             }
             Member::Broken(why) => {
-                self.abandon(group, why);
-                drop(held);
+                self.abandon(group, held, why);
                 false
             }
         };
         let outcome = match outcome {
-            Ok(Ok(value)) if ends_with_group => match self.ended(&end) {
+            Ok(Ok(value)) if ends_with_group => match end.wait() {
                 Ok(()) => Ok(value),
                 Err(why) => Err(E::from(StoreError::Commit(why))),
             },
@@ -215,40 +249,29 @@ impl Writer {
     /// leaves it open for the next writer; frees the turn. `kept` says
     /// whether the caller's work is in it. Returns whether it committed.
     fn close_or_leave(&self, mut group: Group, held: Held<'_>, kept: bool) -> bool {
-        {
-            let mut turn = self.state();
-            if turn.waiting > 0 && group.ran < MOST_IN_GROUP {
-                turn.open = Some(group);
-                return false;
-            }
+        let mut turn = self.state();
+        if turn.waiting > 0 && group.ran < MOST_IN_GROUP {
+            // Left and freed under one lock: the turn is never held by a
+            // writer that has nothing left to do in it.
+            turn.open = Some(group);
+            held.free(turn);
+            return false;
         }
+        drop(turn);
         let committed = Conn::commit_transaction(&mut group.conn).map_err(|e| e.to_string());
-        self.end(&group, committed, kept);
-        drop(group);
-        drop(held);
+        self.end(group, held, committed, kept);
         true
     }
 
     /// Ends `group` without its commit, for `why`: its transaction is
     /// rolled back and every member waiting told so. Called in the turn.
-    fn abandon(&self, mut group: Group, why: String) {
+    fn abandon(&self, mut group: Group, held: Held<'_>, why: String) {
         tracing::warn!(%why, members = group.members, "a write transaction was abandoned");
         // Whatever diesel believes of the connection, SQLite's transaction
         // ends here; while diesel counts one open, the pool closes the
         // connection when it is given back.
         let _ = group.conn.batch_execute("ROLLBACK");
-        self.end(&group, Err(why), false);
-    }
-
-    /// Waits for the group `end` belongs to to end; how it ended.
-    fn ended(&self, end: &OnceLock<Result<(), String>>) -> Result<(), String> {
-        let mut turn = self.state();
-        loop {
-            if let Some(ended) = end.get() {
-                return ended.clone();
-            }
-            turn = self.wait(&self.ended, turn);
-        }
+        self.end(group, held, Err(why), false);
     }
 
     /// The writers' connection to `url`, opened if there is none (the
@@ -311,6 +334,17 @@ impl CustomizeConnection<Conn, diesel::r2d2::Error> for SavepointsInMemory {
 /// The writers' turn, held; freed when dropped (also while a panic
 /// unwinds).
 pub(super) struct Held<'a>(&'a Writer);
+
+impl Held<'_> {
+    /// Frees the turn under the lock `turn` taken already.
+    fn free(self, mut turn: MutexGuard<'_, Turn>) {
+        turn.held = false;
+        drop(turn);
+        self.0.freed.notify_one();
+        // Freed: the drop would free it again.
+        std::mem::forget(self);
+    }
+}
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
