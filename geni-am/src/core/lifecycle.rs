@@ -33,29 +33,29 @@ pub struct RenewOptions {
     pub extend_alap: bool,
 }
 
-/// What Provision committed: the reports of the selected slivers, and
-/// what the manifest of the whole slice is rendered from.
-pub(super) struct Provisioned {
-    /// The selected slivers, failed ones with their error.
-    pub slivers: Vec<SliverInfo>,
-    /// The manifest's sources, read in the transaction.
-    pub manifest: manifest::Sources,
-}
-
-impl Provisioned {
-    /// The report of slice `slice_urn`, its manifest rendered by
-    /// `aggregate` (the request of `known` not parsed again).
-    pub(super) fn report(
-        self,
-        aggregate: &Aggregate,
+impl Aggregate {
+    /// The report of slice `slice_urn` after a write that changed it: the
+    /// write's `slivers`, and the manifest of every live sliver of the
+    /// slice, read once the write has committed and rendered (the request
+    /// of `known` not parsed again). The read is not in the write's
+    /// transaction, so that the writers' single turn is not held for the
+    /// whole slice (every live sliver, each in Provision's answer); it
+    /// shows what other calls committed since, as a Describe would.
+    pub(super) fn slice_report(
+        &self,
         slice_urn: &str,
+        slivers: Vec<SliverInfo>,
         known: manifest::Known<'_>,
     ) -> Result<SliceReport, CoreError> {
-        let manifest = &self.manifest;
+        let sources = self.store.read(|conn| {
+            let live = slivers::live_in_slice(conn, slice_urn)?;
+            let known_id = known.map(|(id, _)| id);
+            manifest::read(conn, &self.requests, slice_urn, live, known_id)
+        })?;
         Ok(SliceReport {
             slice_urn: slice_urn.to_owned(),
-            manifest: manifest::render(&aggregate.config, &aggregate.requests, manifest, known)?,
-            slivers: self.slivers,
+            manifest: manifest::render(&self.config, &self.requests, &sources, known)?,
+            slivers,
         })
     }
 }
@@ -194,14 +194,14 @@ impl Aggregate {
         options: &ProvisionOptions,
     ) -> Result<SliceReport, CoreError> {
         let now = self.now();
-        let provisioned = self
+        let slivers = self
             .store
-            .write(|conn| self.provision_in(conn, principal, selector, options, now, None))?;
-        provisioned.report(self, selector.slice_urn(), None)
+            .write(|conn| self.provision_in(conn, principal, selector, options, now))?;
+        self.slice_report(selector.slice_urn(), slivers, None)
     }
 
-    /// Provision inside the caller's transaction; the text of the `known`
-    /// request is not read for the manifest.
+    /// Provision inside the caller's transaction: the reports of the
+    /// selected slivers, failed ones with their error.
     pub(super) fn provision_in(
         &self,
         conn: &mut Conn,
@@ -209,8 +209,7 @@ impl Aggregate {
         selector: &Selector,
         options: &ProvisionOptions,
         now: DateTime<Utc>,
-        known: Option<&str>,
-    ) -> Result<Provisioned, CoreError> {
+    ) -> Result<Vec<SliverInfo>, CoreError> {
         let slice_urn = selector.slice_urn();
         let selection = self.changeable(conn, selector, now)?;
         let rows: Vec<SliverRow> = if selection.whole_slice {
@@ -260,11 +259,7 @@ impl Aggregate {
                 now,
             )?;
         }
-        let live = slivers::live_in_slice(conn, slice_urn)?;
-        Ok(Provisioned {
-            slivers,
-            manifest: manifest::read(conn, &self.requests, slice_urn, live, known)?,
-        })
+        Ok(slivers)
     }
 
     /// Sets the expiry of the selected slivers to `requested` (see

@@ -87,14 +87,12 @@ impl Aggregate {
                 users: users.to_vec(),
                 ..ProvisionOptions::default()
             };
-            let id = allocated.request_id;
-            let provisioned =
-                self.provision_in(conn, principal, &slice, &options, now, Some(&id))?;
+            let provisioned = self.provision_in(conn, principal, &slice, &options, now)?;
             self.action_in(conn, principal, &slice, Action::Start, false, now)?;
-            Ok((id, provisioned))
+            Ok((allocated.request_id, provisioned))
         })?;
         let known = Some((request_id.as_str(), request.document()));
-        let report = provisioned.report(self, slice_urn, known)?;
+        let report = self.slice_report(slice_urn, provisioned, known)?;
         self.keep_request(&request_id, now, request);
         Ok(report.manifest)
     }
