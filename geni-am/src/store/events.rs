@@ -1,6 +1,6 @@
 //! The audit log: one row per thing that happened to a slice or sliver.
 
-use super::cached::CachedDsl;
+use super::native::natively;
 use super::schema::events;
 use super::{Conn, Store, StoreResult, UnixTime};
 use crate::model::EventKind;
@@ -8,9 +8,11 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::max;
 use diesel::prelude::*;
 
-/// A logged event.
+/// A logged event. A missing slice or sliver is inserted as NULL rather
+/// than left to the column's default, so that the insert's text is the
+/// same for every event and it is found prepared by its type.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
-#[diesel(table_name = events)]
+#[diesel(table_name = events, treat_none_as_default_value = false)]
 pub struct EventRow {
     /// Its id (a UUID).
     pub id: String,
@@ -28,7 +30,9 @@ pub struct EventRow {
     pub detail: String,
 }
 
-/// Appends an event.
+/// Appends an event, on the database's own connection (see
+/// [`natively!`]): every write call logs one or more in the writers'
+/// turn.
 pub fn append(
     conn: &mut Conn,
     now: DateTime<Utc>,
@@ -37,7 +41,7 @@ pub fn append(
     kind: EventKind,
     detail: &str,
 ) -> StoreResult<()> {
-    let last: Option<i64> = events::table.select(max(events::seq)).first(conn)?;
+    let last: Option<i64> = natively!(conn, |c| events::table.select(max(events::seq)).first(c))?;
     let row = EventRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
         seq: last.unwrap_or(0) + 1,
@@ -47,10 +51,9 @@ pub fn append(
         kind,
         detail: detail.to_owned(),
     };
-    diesel::insert_into(events::table)
+    natively!(conn, |c| diesel::insert_into(events::table)
         .values(&row)
-        .cached()
-        .execute(conn)?;
+        .execute(c))?;
     Ok(())
 }
 

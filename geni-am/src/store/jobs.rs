@@ -15,6 +15,7 @@
 
 use super::cached::CachedDsl;
 use super::hand_off;
+use super::native::natively;
 use super::schema::jobs;
 use super::{Conn, Json, Store, StoreResult, UnixTime};
 use crate::model::{JobKind, JobState};
@@ -22,9 +23,11 @@ use chrono::{DateTime, TimeDelta, Utc};
 use diesel::dsl::max;
 use diesel::prelude::*;
 
-/// A job as stored.
+/// A job as stored. A missing sliver or lease is inserted as NULL rather
+/// than left to the column's default, so that the insert's text is the
+/// same for every job and it is found prepared by its type.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Insertable)]
-#[diesel(table_name = jobs)]
+#[diesel(table_name = jobs, treat_none_as_default_value = false)]
 pub struct JobRow {
     /// Its id (a UUID).
     pub id: String,
@@ -77,7 +80,10 @@ pub fn enqueue(
     {
         supersede_queued(conn, sliver, now)?;
     }
-    let last: Option<i64> = jobs::table.select(max(jobs::seq)).first(conn)?;
+    // On the database's own connection (see `natively!`), as the reads
+    // and the insert below: every write call queues jobs in the writers'
+    // turn.
+    let last: Option<i64> = natively!(conn, |c| jobs::table.select(max(jobs::seq)).first(c))?;
     let mut row = JobRow {
         id: uuid::Uuid::new_v4().simple().to_string(),
         seq: last.unwrap_or(0) + 1,
@@ -103,10 +109,9 @@ pub fn enqueue(
         }
         row.lease_owner.is_some()
     };
-    diesel::insert_into(jobs::table)
+    natively!(conn, |c| diesel::insert_into(jobs::table)
         .values(&row)
-        .cached()
-        .execute(conn)?;
+        .execute(c))?;
     if handed {
         hand_off::reserved_for(row.id.clone());
     }
@@ -142,12 +147,12 @@ fn pending_for(conn: &mut Conn, sliver_urn: Option<&str>) -> StoreResult<bool> {
     let Some(sliver) = sliver_urn else {
         return Ok(false);
     };
-    let pending = jobs::table
+    let pending = natively!(conn, |c| jobs::table
         .filter(jobs::sliver_urn.eq(sliver))
         .filter(super::filters::pending_job())
         .select(jobs::id)
-        .first::<String>(conn)
-        .optional()?;
+        .first::<String>(c)
+        .optional())?;
     Ok(pending.is_some())
 }
 
