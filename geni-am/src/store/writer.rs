@@ -32,6 +32,11 @@
 //! is told was written has been committed; a commit that fails, or a
 //! transaction that can no longer be trusted (see [`run`]), fails every
 //! member's write. One writer alone commits at once, as before.
+//!
+//! Waking a thread can hand it the CPU at once, so the turn is freed
+//! before anyone is woken: a writer that lost the CPU while it still held
+//! the turn held up every writer behind it (docs/PERFORMANCE.md, "The
+//! writers' turn under a hundred clients").
 
 use super::{Conn, IDLE_TIMEOUT, Manager, StoreError, StoreResult};
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
