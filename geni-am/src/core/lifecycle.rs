@@ -40,7 +40,11 @@ impl Aggregate {
     /// of `known` not parsed again). The read is not in the write's
     /// transaction, so that the writers' single turn is not held for the
     /// whole slice (every live sliver, each in Provision's answer); it
-    /// shows what other calls committed since, as a Describe would.
+    /// shows what other calls committed since, as a Describe would (on
+    /// PostgreSQL each of its reads what was committed when it ran). A
+    /// failure of this read (the readers' pool timing out, say) is the
+    /// call's error although the write has committed, as a failure to
+    /// render it already was.
     pub(super) fn slice_report(
         &self,
         slice_urn: &str,

@@ -4,8 +4,10 @@
 //! hostname, addresses, logins, users' keys) through `geni_rspec::manifest`,
 //! then merged into one document when the slivers came from several
 //! Allocates; a template's outputs get the addresses it now knows
-//! (`outputs`). What a manifest needs from the store is read in the
-//! call's transaction ([`read`]); the manifest is rendered after it
+//! (`outputs`). What a manifest needs from the store is read in a
+//! transaction ([`read`]): Allocate's in its write, the whole slice's for
+//! Provision and CreateSliver in a read after their commit, Describe's in
+//! its read. The manifest is rendered after that transaction
 //! ([`render`]), so that a write call does not build documents while it
 //! holds the store's single writer. Requests are kept parsed
 //! ([`Requests`]), so that a manifest of many requests reads and parses
@@ -37,10 +39,10 @@ const UNTAGGED: &str = "0";
 /// instead of parsing its stored text again.
 pub(super) type Known<'a> = Option<(&'a str, &'a Document)>;
 
-/// What a manifest is made of, read in the transaction that decides it
-/// ([`read`]) and rendered from after that transaction has ended
-/// ([`render`]): parsing the stored requests and building the document
-/// then happen outside the store's single writer's turn.
+/// What a manifest is made of, read in a transaction ([`read`]) and
+/// rendered from after that transaction has ended ([`render`]): parsing
+/// the stored requests and building the document then happen outside the
+/// store's single writer's turn.
 pub(super) struct Sources {
     /// The slivers the manifest covers (all of the slice's).
     rows: Vec<SliverRow>,

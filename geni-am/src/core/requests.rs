@@ -1,8 +1,8 @@
 //! Request documents kept parsed, by id. A stored request never changes,
 //! and the manifest of a slice is built from the request of every live
 //! sliver in it (Provision answers with the whole slice's): without them,
-//! each manifest read every such request's text inside the call's
-//! transaction and parsed it again. Bounded by the size of the texts
+//! each manifest read every such request's text from the store and
+//! parsed it again. Bounded by the size of the texts
 //! kept, and forgotten all at once when a new one would pass it; the
 //! requests of deleted slivers are forgotten at once, so that what a load
 //! kept does not outlive its slivers (docs/PERFORMANCE.md, "What a load

@@ -750,4 +750,84 @@ mod tests {
             .expect("rows");
         assert_eq!(rows.iter().map(|r| r.n).collect::<Vec<_>>(), [3]);
     }
+
+    #[test]
+    fn under_many_writers_every_write_told_kept_is_committed_and_no_other() {
+        bounded(|| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store =
+                Store::open(&dir.path().join("s.sqlite").to_string_lossy(), 2).expect("store");
+            store
+                .write(|conn: &mut Conn| {
+                    conn.batch_execute("CREATE TABLE many (n BIGINT)")?;
+                    Ok::<_, StoreError>(())
+                })
+                .expect("table");
+            // Every seventh write fails, a few panic, and a thread takes
+            // the turn over and over as the checkpoints do.
+            let fails = |n: i64| n % 7 == 3;
+            let panics = |n: i64| n % 97 == 5;
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let told: Vec<(i64, bool)> = std::thread::scope(|s| {
+                let (store, stop) = (&store, &stop);
+                let taker = s.spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let _turn = store.writer.turn();
+                        std::thread::yield_now();
+                    }
+                });
+                let writers: Vec<_> = (0..12i64)
+                    .map(|t| {
+                        s.spawn(move || {
+                            (0..200i64)
+                                .map(|i| {
+                                    let n = t * 1000 + i;
+                                    let written = std::panic::catch_unwind(
+                                        std::panic::AssertUnwindSafe(|| {
+                                            store
+                                                .write(|conn: &mut Conn| {
+                                                    conn.batch_execute(&format!(
+                                                        "INSERT INTO many VALUES ({n})"
+                                                    ))?;
+                                                    assert!(!panics(n), "a bug in write {n}");
+                                                    if fails(n) {
+                                                        return Err(StoreError::Migration(
+                                                            "no".into(),
+                                                        ));
+                                                    }
+                                                    Ok(())
+                                                })
+                                                .is_ok()
+                                        }),
+                                    );
+                                    (n, written.unwrap_or(false))
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                let told = writers
+                    .into_iter()
+                    .flat_map(|w| w.join().expect("writer"))
+                    .collect();
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                taker.join().expect("taker");
+                told
+            });
+            let rows: std::collections::BTreeSet<i64> = diesel::sql_query("SELECT n FROM many")
+                .load::<Seen>(&mut *store.conn().expect("conn"))
+                .expect("rows")
+                .into_iter()
+                .map(|r| r.n)
+                .collect();
+            assert_eq!(told.len(), 2400);
+            for (n, kept) in told {
+                assert_eq!(kept, !fails(n) && !panics(n), "write {n} told");
+                assert_eq!(kept, rows.contains(&n), "write {n} committed");
+            }
+            assert!(!store.writer.state().held, "the turn is free");
+            assert!(store.writer.state().open.is_none(), "no group left open");
+            assert_eq!(store.writer.connections().0, 0, "the connection is back");
+        });
+    }
 }
