@@ -138,6 +138,8 @@ impl Writer {
         self.turn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Waits, with the turn's lock `turn` taken, until nobody holds the
+    /// turn; the lock, taken again.
     fn wait_for_turn<'a>(&self, mut turn: MutexGuard<'a, Turn>) -> MutexGuard<'a, Turn> {
         while turn.held {
             turn = self
