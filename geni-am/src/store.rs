@@ -362,7 +362,9 @@ impl Store {
         }
     }
 
-    /// Runs `f` in one read transaction (a consistent snapshot).
+    /// Runs `f` in one read transaction: a consistent snapshot on SQLite;
+    /// on PostgreSQL (`READ COMMITTED`) each statement sees what was
+    /// committed when it ran.
     pub fn read<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut Conn) -> Result<T, E>,
