@@ -116,6 +116,11 @@ pub struct Report {
     pub failures: Vec<String>,
     /// Allocates refused for no room and sent again.
     pub no_room_retries: usize,
+    /// How late each lifecycle of an open load (`--rate`) started after
+    /// its slot in the schedule: near zero while the aggregate keeps up,
+    /// growing while it is behind (empty without a rate, which a run over
+    /// several client processes does not take).
+    pub lags: Latencies,
     /// TLS connections the clients opened.
     pub connections: u64,
     /// Wall time of the run.
@@ -149,6 +154,7 @@ impl Report {
         self.completed += other.completed;
         self.failures.extend(other.failures);
         self.no_room_retries += other.no_room_retries;
+        self.lags.extend(other.lags);
         self.connections += other.connections;
         self.window = match (self.window, other.window) {
             (Some((start, end)), Some((other_start, other_end))) => {

@@ -6,7 +6,8 @@
 //! one connection per call with `--new-connection`, `--processes`
 //! merges its client processes' calls into one report, and `--populate`
 //! leaves the slivers asked for provisioned in slices of their own;
-//! `--rate` starts the lifecycles on a schedule (an open load).
+//! `--rate` starts the lifecycles on a schedule (an open load) and says
+//! how late they started after their slots.
 
 use geni_am_tests::aggregate::Aggregate;
 use geni_am_tests::database::Store;
@@ -42,17 +43,36 @@ fn bench_with(config: &Path, args: &[&str]) -> String {
     report
 }
 
-/// The call count of the report's line for `method`.
-fn calls_of(report: &str, method: &str) -> usize {
+/// The numbers of the report's line for `method`: calls, then the mean,
+/// p50, p90, p99 and max in milliseconds.
+fn columns_of(report: &str, method: &str) -> Vec<f64> {
     let line = report
         .lines()
         .find(|l| l.starts_with(method) && l[method.len()..].starts_with(' '))
         .unwrap_or_else(|| panic!("no {method} line in:\n{report}"));
-    line[method.len()..]
+    let columns: Vec<f64> = line[method.len()..]
         .split_whitespace()
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no call count in `{line}`"))
+        .map(|n| n.parse().unwrap_or_else(|_| panic!("`{n}` in `{line}`")))
+        .collect();
+    assert_eq!(columns.len(), 6, "`{line}`");
+    columns
+}
+
+/// The call count of the report's line for `method`.
+fn calls_of(report: &str, method: &str) -> usize {
+    columns_of(report, method)[0] as usize
+}
+
+/// The largest lag of the line saying how late the lifecycles started
+/// after their slots, in milliseconds.
+fn largest_lag(report: &str) -> f64 {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("lifecycles started behind their slot by "))
+        .unwrap_or_else(|| panic!("no lag line in:\n{report}"));
+    line.rsplit_once("max ")
+        .and_then(|(_, rest)| rest.strip_suffix(" ms")?.parse().ok())
+        .unwrap_or_else(|| panic!("no largest lag in `{line}`"))
 }
 
 /// The number that starts the report's line ending in `rest`.
@@ -320,6 +340,31 @@ fn rate_starts_each_client_lifecycle_on_its_schedule() {
     assert!(
         elapsed >= std::time::Duration::from_secs(3),
         "the last lifecycle started before its slot: {elapsed:?}"
+    );
+    assert!(largest_lag(&report) >= 0.0, "{report}");
+}
+
+#[test]
+fn a_schedule_the_aggregate_cannot_keep_shows_in_how_late_lifecycles_started() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    // One client offered a million lifecycles a second: the third starts
+    // when the second ended, two whole lifecycles after its slot (2 µs),
+    // so at least two Allocates and two Deletes late. Two Allocates take
+    // at least the median of three (the second shortest), as do two
+    // Deletes; the report rounds each figure to 0.1 ms.
+    let report = bench_with(
+        aggregate.config(),
+        &["--clients", "1", "--lifecycles", "3", "--rate", "1000000"],
+    );
+    assert!(
+        report.contains("3 lifecycles completed, 0 failed"),
+        "{report}"
+    );
+    let medians = columns_of(&report, "Allocate")[2] + columns_of(&report, "Delete")[2];
+    let lag = largest_lag(&report);
+    assert!(
+        lag + 0.15 >= medians && lag > 0.0,
+        "largest lag {lag} ms, medians of Allocate and Delete {medians} ms:\n{report}"
     );
 }
 

@@ -50,13 +50,18 @@ impl<'a> Session<'a> {
     }
 
     /// `count` lifecycles of client number `index`, each started on its
-    /// schedule when the run (which started at `started`) has a rate.
+    /// schedule when the run (which started at `started`) has a rate, and
+    /// how late it started recorded.
     pub(super) fn lifecycles(&mut self, index: usize, count: usize, started: Instant) {
         let options = self.options;
         for k in 0..count {
             if let Some(rate) = options.rate {
                 let slot = k * options.clients + (index - options.first_client);
-                wait_until(started + Duration::from_secs_f64(slot as f64 / rate));
+                let due = started + Duration::from_secs_f64(slot as f64 / rate);
+                wait_until(due);
+                self.report
+                    .lags
+                    .push(Instant::now().saturating_duration_since(due));
             }
             match self.lifecycle() {
                 Ok(()) => self.report.completed += 1,

@@ -4,7 +4,8 @@
 //! one per call with `--new-connection`; in this process or spread over
 //! `--processes` copies of it; or fills it with `--populate` provisioned
 //! slivers in slices of its own — and prints per-method latency percentiles,
-//! the rate, the connections opened and the client's CPU use. The client
+//! the rate, how late an open load (`--rate`) started its lifecycles, the
+//! connections opened and the client's CPU use. The client
 //! files default to the ones `geni-am dev init` writes beside the
 //! configuration.
 
@@ -40,7 +41,9 @@ pub struct BenchArgs {
     /// load): client i starts its k-th lifecycle (k × clients + i) / R
     /// seconds after the run's start, or at once when it is behind that;
     /// without it each client starts its next lifecycle as soon as its last
-    /// one ended, so the offered load follows the answers' latency.
+    /// one ended, so the offered load follows the answers' latency. The
+    /// report says how late the lifecycles started after their slots: near
+    /// zero while the aggregate keeps up.
     #[arg(long, value_name = "R", conflicts_with_all = ["getversion", "populate", "processes"])]
     pub rate: Option<f64>,
     /// Call GetVersion instead of running lifecycles, `--calls` times per client.
@@ -296,8 +299,9 @@ impl BenchArgs {
     }
 }
 
-/// The report as text: one line per method, then the totals, the
-/// connections, the client's CPU use and the failures.
+/// The report as text: one line per method, then the totals, how late an
+/// open load's lifecycles started after their slots, the connections, the
+/// client's CPU use and the failures.
 pub fn render(options: &BenchOptions, report: &Report) -> String {
     let workload = options.workload;
     let mut out = format!(
@@ -346,6 +350,15 @@ pub fn render(options: &BenchOptions, report: &Report) -> String {
         report.rate(),
         workload.rate_unit(),
     );
+    if report.lags.count() > 0 {
+        let lags = &report.lags;
+        out += &format!(
+            "lifecycles started behind their slot by p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms\n",
+            ms(lags.percentile(50.0)),
+            ms(lags.percentile(99.0)),
+            ms(lags.percentile(100.0)),
+        );
+    }
     if let Workload::Lifecycles(_) | Workload::Populate(_) = workload {
         out += &format!(
             "{} Allocate calls refused for no room and sent again\n",
