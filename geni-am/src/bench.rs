@@ -2,8 +2,10 @@
 //! on its own TLS connection (kept alive, or a new one per call), run full
 //! AM API v3 lifecycles (Allocate → Provision → `geni_start` → Status until
 //! `geni_ready` → Delete) or GetVersion calls against a running aggregate,
-//! or fill it with many provisioned slivers ([`populate`]); every call's latency is recorded per method ([`stats`]), the run's rate
-//! and the client's CPU time ([`cpu`]) measured. The clients run as threads
+//! or fill it with many provisioned slivers ([`populate`]); every call's
+//! latency is recorded per method ([`stats`]), with an open load how late
+//! each lifecycle started after its slot, and the run's rate and the
+//! client's CPU time ([`cpu`]) measured. The clients run as threads
 //! of this process or spread over several processes ([`processes`], which
 //! read each other's [`wire`] lines).
 

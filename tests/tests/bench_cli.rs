@@ -341,7 +341,11 @@ fn rate_starts_each_client_lifecycle_on_its_schedule() {
         elapsed >= std::time::Duration::from_secs(3),
         "the last lifecycle started before its slot: {elapsed:?}"
     );
-    assert!(largest_lag(&report) >= 0.0, "{report}");
+    // Each client's slots are 2 s apart and a lifecycle takes far less
+    // (a 200 ms boot): a lag counted from the run's start instead of the
+    // slot would reach 3 s.
+    let lag = largest_lag(&report);
+    assert!(lag < 2000.0, "largest lag {lag} ms:\n{report}");
 }
 
 #[test]

@@ -1,8 +1,9 @@
-//! Latency samples of one method and their percentiles.
+//! Latency samples of one method (or how late an open load's lifecycles
+//! started) and their percentiles.
 
 use std::time::Duration;
 
-/// The latencies of one method's calls.
+/// The latencies of one method's calls, or the lags of lifecycle starts.
 #[derive(Debug, Clone, Default)]
 pub struct Latencies {
     samples: Vec<Duration>,
