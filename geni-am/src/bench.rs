@@ -78,9 +78,10 @@ pub struct BenchOptions {
     pub key: PathBuf,
     /// The CA file the server certificate is verified against.
     pub ca: Option<PathBuf>,
-    /// The slice the lifecycles run in.
+    /// The slice the lifecycles run in (unless `slices` spreads them).
     pub slice_urn: String,
-    /// The slice credential (XML).
+    /// The slice credential (XML): for `slice_urn`, and the one a run
+    /// lists the advertisement with.
     pub credential: String,
     /// The sliver type requested.
     pub sliver_type: String,
@@ -100,7 +101,9 @@ pub struct BenchOptions {
     /// Lifecycles per second offered by all the clients together, when
     /// the load is open ([`session`] paces each client's starts).
     pub rate: Option<f64>,
-    /// The slices a populate run spreads its slivers over.
+    /// The slices a populate run spreads its slivers over, or a lifecycle
+    /// run its clients (client i in slice i mod their number); none: every
+    /// client's lifecycles run in `slice_urn`.
     pub slices: Vec<populate::SliceCredential>,
     /// Nodes per Allocate of a populate run.
     pub nodes_per_request: usize,

@@ -6,6 +6,7 @@
 //! one connection per call with `--new-connection`, `--processes`
 //! merges its client processes' calls into one report, and `--populate`
 //! leaves the slivers asked for provisioned in slices of their own;
+//! `--slices` spreads the clients' lifecycles over slices;
 //! `--rate` starts the lifecycles on a schedule (an open load) and says
 //! how late they started after their slots.
 
@@ -41,6 +42,21 @@ fn bench_with(config: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     report
+}
+
+/// Runs `geni-am bench --config config` with `args`, which it must refuse
+/// before running anything (exit status 2); what it wrote to stderr.
+fn bench_refused(config: &Path, args: &[&str]) -> String {
+    let output = Command::new(geni_am_tests::geni_am_bin())
+        .arg("bench")
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .output()
+        .expect("geni-am bench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    stderr
 }
 
 /// The numbers of the report's line for `method`: calls, then the mean,
@@ -259,6 +275,78 @@ fn processes_merge_every_client_process_calls_into_one_report() {
 }
 
 #[test]
+fn slices_spread_the_clients_lifecycles_client_i_in_slice_i_mod_n() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    // Over two processes of two clients each, so that the second one's
+    // clients (numbers 2 and 3) land in their slices by their numbers
+    // across the run, not within their process.
+    let report = bench_with(
+        aggregate.config(),
+        &[
+            "--processes",
+            "2",
+            "--clients",
+            "4",
+            "--slices",
+            "3",
+            "--lifecycles",
+            "1",
+        ],
+    );
+    assert!(
+        report.starts_with("4 clients x 1 lifecycles in 3 slices against "),
+        "{report}"
+    );
+    assert!(
+        report.contains("4 lifecycles completed, 0 failed"),
+        "totals:\n{report}"
+    );
+    let output = Command::new(geni_am_tests::geni_am_bin())
+        .args(["admin", "--json", "--operator", "bench-test", "--config"])
+        .arg(aggregate.config())
+        .args(["events", "--limit", "1000"])
+        .output()
+        .expect("geni-am admin runs");
+    let events: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("admin events prints JSON");
+    // The slivers each slice's events name: clients 0 and 3 in bench0, 1
+    // in bench1, 2 in bench2, and none in the development slice.
+    let mut slivers = std::collections::BTreeMap::<&str, std::collections::BTreeSet<&str>>::new();
+    for event in events.as_array().expect("an array of events") {
+        if let (Some(slice), Some(sliver)) =
+            (event["slice_urn"].as_str(), event["sliver_urn"].as_str())
+        {
+            slivers.entry(slice).or_default().insert(sliver);
+        }
+    }
+    let counts: Vec<(&str, usize)> = slivers.iter().map(|(slice, s)| (*slice, s.len())).collect();
+    assert_eq!(
+        counts,
+        [
+            ("urn:publicid:IDN+geni-am.test+slice+bench0", 2),
+            ("urn:publicid:IDN+geni-am.test+slice+bench1", 1),
+            ("urn:publicid:IDN+geni-am.test+slice+bench2", 1),
+        ],
+        "{events:#}"
+    );
+}
+
+#[test]
+fn slices_must_be_at_least_one_and_lifecycles_only() {
+    let aggregate = Aggregate::start(Store::Sqlite);
+    for (args, says) in [
+        (&["--slices", "0"][..], "--slices must be at least 1"),
+        (
+            &["--slices", "2", "--getversion"][..],
+            "cannot be used with",
+        ),
+    ] {
+        let stderr = bench_refused(aggregate.config(), args);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn populate_provisions_the_slivers_asked_for_in_slices_of_their_own() {
     let aggregate = Aggregate::start(Store::Sqlite);
     // Four requests (2, 2, 2 and 1 nodes), two to a slice of 4.
@@ -376,15 +464,7 @@ fn a_schedule_the_aggregate_cannot_keep_shows_in_how_late_lifecycles_started() {
 fn rate_must_be_a_positive_number() {
     let aggregate = Aggregate::start(Store::Sqlite);
     for rate in ["0", "-5", "NaN"] {
-        let output = Command::new(geni_am_tests::geni_am_bin())
-            .arg("bench")
-            .arg("--config")
-            .arg(aggregate.config())
-            .arg(format!("--rate={rate}"))
-            .output()
-            .expect("geni-am bench runs");
-        assert_eq!(output.status.code(), Some(2), "--rate {rate}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = bench_refused(aggregate.config(), &[&format!("--rate={rate}")]);
         assert!(
             stderr.contains("--rate must be a positive number"),
             "--rate {rate}: {stderr}"

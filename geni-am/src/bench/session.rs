@@ -4,7 +4,8 @@
 //! GetVersion calls; the session in which a client of a populate run
 //! makes its calls; and the envelope helpers they share.
 
-use super::{BenchOptions, Report};
+use super::populate::SliceCredential;
+use super::{BenchOptions, Report, Workload};
 use crate::client::{Client, ClientError};
 use geni_xmlrpc::Value;
 use std::collections::BTreeMap;
@@ -41,9 +42,17 @@ impl<'a> Session<'a> {
     /// Client number `index`, calling on `client`.
     pub(super) fn new(index: usize, client: &'a mut Client, options: &'a BenchOptions) -> Self {
         client.set_keep_alive(!options.new_connection);
+        let slice = match (options.workload, options.slices.len()) {
+            (Workload::Lifecycles(_), count @ 1..) => options.slices[index % count].clone(),
+            _ => SliceCredential {
+                urn: options.slice_urn.clone(),
+                credential: options.credential.clone(),
+            },
+        };
         Session {
             client,
             options,
+            slice,
             request: request(&options.sliver_type, &format!("bench{index}")),
             report: Report::default(),
         }
@@ -99,6 +108,8 @@ fn wait_until(when: Instant) {
 pub(super) struct Session<'a> {
     client: &'a mut Client,
     pub(super) options: &'a BenchOptions,
+    /// The slice this client's lifecycles run in.
+    slice: SliceCredential,
     /// This client's lifecycle request (its own node client_id).
     request: String,
     pub(super) report: Report,
@@ -107,9 +118,9 @@ pub(super) struct Session<'a> {
 impl Session<'_> {
     /// Allocate → Provision → `geni_start` → Status until ready → Delete.
     fn lifecycle(&mut self) -> Result<(), String> {
-        let options = self.options;
         let request = self.request.clone();
-        let allocated = self.allocate(&options.slice_urn, &options.credential, &request)?;
+        let slice = self.slice.clone();
+        let allocated = self.allocate(&slice.urn, &slice.credential, &request)?;
         let urn = first_sliver(&allocated)?;
         let urns = Value::Array(vec![s(&urn)]);
         let version = Value::Struct(BTreeMap::from([(
@@ -185,7 +196,7 @@ impl Session<'_> {
     }
 
     fn creds(&self) -> Value {
-        credentials(&self.options.credential)
+        credentials(&self.slice.credential)
     }
 
     /// Calls `method`, records its latency, and returns the envelope's

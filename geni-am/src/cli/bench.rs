@@ -46,6 +46,18 @@ pub struct BenchArgs {
     /// zero while the aggregate keeps up.
     #[arg(long, value_name = "R", conflicts_with_all = ["getversion", "populate", "processes"])]
     pub rate: Option<f64>,
+    /// Slices the lifecycles are spread over, as experimenters each work
+    /// in slices of their own: client i runs in slice `bench{i mod N}`, its
+    /// credential issued by the development authority beside the
+    /// configuration. With 1 every client runs in `--slice`, with
+    /// `--credential`.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        conflicts_with_all = ["getversion", "populate", "slice"]
+    )]
+    pub slices: usize,
     /// Call GetVersion instead of running lifecycles, `--calls` times per client.
     #[arg(long)]
     pub getversion: bool,
@@ -173,6 +185,7 @@ impl BenchArgs {
             anyhow::anyhow!("cannot read credential {}: {e}", credential_file.display())
         })?;
         anyhow::ensure!(self.clients > 0, "--clients must be at least 1");
+        anyhow::ensure!(self.slices > 0, "--slices must be at least 1");
         anyhow::ensure!(
             (1..=self.clients).contains(&self.processes),
             "--processes must be between 1 and --clients ({})",
@@ -202,7 +215,10 @@ impl BenchArgs {
         };
         let slices = match workload {
             Workload::Populate(slivers) => self.populate_slices(slivers)?,
-            _ => Vec::new(),
+            Workload::Lifecycles(_) if self.slices > 1 => {
+                self.issue_slices((0..self.slices).map(|n| format!("bench{n}")))?
+            }
+            Workload::Lifecycles(_) | Workload::GetVersion(_) => Vec::new(),
         };
         Ok(BenchOptions {
             url,
@@ -239,13 +255,22 @@ impl BenchArgs {
         );
         let requests = slivers.div_ceil(self.nodes_per_request);
         let per_slice = self.slivers_per_slice / self.nodes_per_request;
+        self.issue_slices((0..requests.div_ceil(per_slice)).map(|n| format!("populate{n}")))
+    }
+
+    /// Slices `names`, each with a credential issued by the development
+    /// authority beside the configuration.
+    fn issue_slices(
+        &self,
+        names: impl Iterator<Item = String>,
+    ) -> anyhow::Result<Vec<SliceCredential>> {
         let dir = self.config.parent().unwrap_or(Path::new("."));
-        (0..requests.div_ceil(per_slice))
-            .map(|n| {
-                let (urn, credential) = pki::slice_credential(dir, &format!("populate{n}"))?;
-                Ok(SliceCredential { urn, credential })
-            })
-            .collect()
+        let names: Vec<String> = names.collect();
+        let issued = pki::slice_credentials(dir, names.iter().map(String::as_str))?;
+        Ok(issued
+            .into_iter()
+            .map(|(urn, credential)| SliceCredential { urn, credential })
+            .collect())
     }
 
     /// The client processes of a `--processes` run: this binary with the
@@ -269,7 +294,6 @@ impl BenchArgs {
                     .arg(&options.key)
                     .arg("--credential")
                     .arg(self.credential_file())
-                    .args(["--slice", &options.slice_urn])
                     .args(["--clients", &clients.to_string()])
                     .args(["--first-client", &first.to_string()])
                     .args(["--ready-timeout", &self.ready_timeout.to_string()])
@@ -288,6 +312,11 @@ impl BenchArgs {
                     // Refused with `--processes` by the arguments.
                     Workload::Populate(count) => command.args(["--populate", &count.to_string()]),
                 };
+                if self.slices > 1 {
+                    command.args(["--slices", &self.slices.to_string()]);
+                } else {
+                    command.args(["--slice", &options.slice_urn]);
+                }
                 if options.new_connection {
                     command.arg("--new-connection");
                 }
@@ -305,8 +334,12 @@ impl BenchArgs {
 pub fn render(options: &BenchOptions, report: &Report) -> String {
     let workload = options.workload;
     let mut out = format!(
-        "{} against {}{}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "{}{} against {}{}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         workload.describe(options.clients),
+        match (workload, options.slices.len()) {
+            (Workload::Lifecycles(_), slices @ 2..) => format!(" in {slices} slices"),
+            _ => String::new(),
+        },
         options.url,
         match report.processes {
             0 | 1 => String::new(),
