@@ -7,7 +7,9 @@
 # [aggregate] max_slivers_per_slice = 1000 and
 # [server] max_connections_per_client = 256 (the bench's connections all
 # carry one certificate). The API listens on PORT, the operator endpoint on
-# PORT + 1000. Prints the configuration's path.
+# PORT + 1000. With BENCH_STORE_URL set (e.g. postgres://postgres@127.0.0.1/bench,
+# a database of its own, emptied before each run) the store is that database
+# instead of SQLite. Prints the configuration's path.
 set -euo pipefail
 B=$1; d=$2; port=$3
 rm -rf "$d"
@@ -17,4 +19,7 @@ sed -i 's/^boot_delay_ms = .*/boot_delay_ms = 0\ncreate_delay_ms = 0\nstop_delay
 sed -i 's/^cpus = 8$/cpus = 1000/; s/^memory_mb = 16384$/memory_mb = 1048576/; s/^max_vms = 4$/max_vms = 1000/' "$c"
 sed -i 's/^\[aggregate\]$/[aggregate]\nmax_slivers_per_slice = 1000/' "$c"
 sed -i 's/^\[server\]$/[server]\nmax_connections_per_client = 256/' "$c"
+if [ -n "${BENCH_STORE_URL:-}" ]; then
+  sed -i "/^\[store\]\$/{n;s|^url = .*|url = \"$BENCH_STORE_URL\"|}" "$c"
+fi
 echo "$c"
