@@ -67,6 +67,15 @@ impl Workload {
     }
 }
 
+/// A slice to run lifecycles or allocate in, with a credential for it.
+#[derive(Debug, Clone)]
+pub struct SliceCredential {
+    /// The slice URN.
+    pub urn: String,
+    /// The slice credential (XML).
+    pub credential: String,
+}
+
 /// What to run against which aggregate.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
@@ -87,8 +96,9 @@ pub struct BenchOptions {
     pub sliver_type: String,
     /// Concurrent clients.
     pub clients: usize,
-    /// The number of the first client, which names its node (`bench{n}`):
-    /// the client processes of one run number their clients apart.
+    /// The number of the first client; a client's number names its node
+    /// (`bench{n}`) and picks its slice among `slices`: the client
+    /// processes of one run number their clients apart.
     pub first_client: usize,
     /// What each client does.
     pub workload: Workload,
@@ -104,7 +114,7 @@ pub struct BenchOptions {
     /// The slices a populate run spreads its slivers over, or a lifecycle
     /// run its clients (client i in slice i mod their number); none: every
     /// client's lifecycles run in `slice_urn`.
-    pub slices: Vec<populate::SliceCredential>,
+    pub slices: Vec<SliceCredential>,
     /// Nodes per Allocate of a populate run.
     pub nodes_per_request: usize,
 }

@@ -59,6 +59,23 @@ fn bench_refused(config: &Path, args: &[&str]) -> String {
     stderr
 }
 
+/// What `geni-am admin --json` with `args` printed about the aggregate of
+/// `config`, once it succeeded.
+fn admin_json(config: &Path, args: &[&str]) -> serde_json::Value {
+    let output = Command::new(geni_am_tests::geni_am_bin())
+        .args(["admin", "--json", "--operator", "bench-test", "--config"])
+        .arg(config)
+        .args(args)
+        .output()
+        .expect("geni-am admin runs");
+    assert!(
+        output.status.success(),
+        "admin {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("admin prints JSON")
+}
+
 /// The numbers of the report's line for `method`: calls, then the mean,
 /// p50, p90, p99 and max in milliseconds.
 fn columns_of(report: &str, method: &str) -> Vec<f64> {
@@ -301,14 +318,7 @@ fn slices_spread_the_clients_lifecycles_client_i_in_slice_i_mod_n() {
         report.contains("4 lifecycles completed, 0 failed"),
         "totals:\n{report}"
     );
-    let output = Command::new(geni_am_tests::geni_am_bin())
-        .args(["admin", "--json", "--operator", "bench-test", "--config"])
-        .arg(aggregate.config())
-        .args(["events", "--limit", "1000"])
-        .output()
-        .expect("geni-am admin runs");
-    let events: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("admin events prints JSON");
+    let events = admin_json(aggregate.config(), &["events", "--limit", "1000"]);
     // The slivers each slice's events name: clients 0 and 3 in bench0, 1
     // in bench1, 2 in bench2, and none in the development slice.
     let mut slivers = std::collections::BTreeMap::<&str, std::collections::BTreeSet<&str>>::new();
@@ -332,13 +342,26 @@ fn slices_spread_the_clients_lifecycles_client_i_in_slice_i_mod_n() {
 }
 
 #[test]
-fn slices_must_be_at_least_one_and_lifecycles_only() {
+fn slices_must_be_at_least_one_for_lifecycles_and_not_with_one_named_slice() {
     let aggregate = Aggregate::start(Store::Sqlite);
     for (args, says) in [
         (&["--slices", "0"][..], "--slices must be at least 1"),
         (
             &["--slices", "2", "--getversion"][..],
             "cannot be used with",
+        ),
+        (
+            &["--slices", "2", "--populate", "10"][..],
+            "cannot be used with",
+        ),
+        (
+            &[
+                "--slices",
+                "2",
+                "--slice",
+                "urn:publicid:IDN+geni-am.test+slice+demo",
+            ][..],
+            "--slice names the one slice of every client",
         ),
     ] {
         let stderr = bench_refused(aggregate.config(), args);
@@ -369,14 +392,7 @@ fn populate_provisions_the_slivers_asked_for_in_slices_of_their_own() {
     );
     assert_eq!(calls_of(&report, "Allocate"), 4, "{report}");
     assert_eq!(calls_of(&report, "Provision"), 4, "{report}");
-    let output = Command::new(geni_am_tests::geni_am_bin())
-        .args(["admin", "--json", "--operator", "bench-test", "--config"])
-        .arg(aggregate.config())
-        .arg("slices")
-        .output()
-        .expect("geni-am admin runs");
-    let slices: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("admin slices prints JSON");
+    let slices = admin_json(aggregate.config(), &["slices"]);
     let live: Vec<(&str, u64, &serde_json::Value)> = slices
         .as_array()
         .expect("an array of slices")

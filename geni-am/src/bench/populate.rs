@@ -8,6 +8,7 @@
 //! are queued: a queue of a hundred thousand jobs is a load of its own
 //! (every claim and every round of the poller looks through it).
 
+use super::SliceCredential;
 use super::session::{Session, credentials, empty, rspec_version};
 use geni_xmlrpc::Value;
 use std::collections::BTreeMap;
@@ -21,15 +22,6 @@ const WAIT_POLL: Duration = Duration::from_secs(1);
 
 /// The operational state of a sliver whose provision job has not run.
 const PENDING: &str = "geni_pending_allocation";
-
-/// A slice to allocate into, with a credential for it.
-#[derive(Debug, Clone)]
-pub struct SliceCredential {
-    /// The slice URN.
-    pub urn: String,
-    /// The slice credential (XML).
-    pub credential: String,
-}
 
 /// How `slivers` nodes are cut into requests of `per_request` and spread
 /// over `slices` slices.

@@ -4,8 +4,7 @@
 //! GetVersion calls; the session in which a client of a populate run
 //! makes its calls; and the envelope helpers they share.
 
-use super::populate::SliceCredential;
-use super::{BenchOptions, Report, Workload};
+use super::{BenchOptions, Report, SliceCredential, Workload};
 use crate::client::{Client, ClientError};
 use geni_xmlrpc::Value;
 use std::collections::BTreeMap;

@@ -1,7 +1,8 @@
 //! `geni-am bench --config FILE`: runs the load generator ([`crate::bench`])
 //! against the running aggregate of a configuration — lifecycles, or
 //! GetVersion calls with `--getversion`; on kept-alive connections or a new
-//! one per call with `--new-connection`; in this process or spread over
+//! one per call with `--new-connection`; the lifecycles in one slice or
+//! spread over `--slices` slices of their own; in this process or spread over
 //! `--processes` copies of it; or fills it with `--populate` provisioned
 //! slivers in slices of its own — and prints per-method latency percentiles,
 //! the rate, how late an open load (`--rate`) started its lifecycles, the
@@ -9,9 +10,9 @@
 //! files default to the ones `geni-am dev init` writes beside the
 //! configuration.
 
-use crate::bench::populate::SliceCredential;
 use crate::bench::{
-    BenchError, BenchOptions, Report, Workload, advertised_sliver_type, cpu, processes, run, wire,
+    BenchError, BenchOptions, Report, SliceCredential, Workload, advertised_sliver_type, cpu,
+    processes, run, wire,
 };
 use crate::cli::dev::pki::{self, AUTHORITY, SLICE};
 use crate::config::Config;
@@ -55,7 +56,7 @@ pub struct BenchArgs {
         long,
         value_name = "N",
         default_value_t = 1,
-        conflicts_with_all = ["getversion", "populate", "slice"]
+        conflicts_with_all = ["getversion", "populate"]
     )]
     pub slices: usize,
     /// Call GetVersion instead of running lifecycles, `--calls` times per client.
@@ -131,8 +132,8 @@ impl BenchArgs {
     /// lifecycle or call failed, 2 when the run could not start.
     pub fn run(self) -> ExitCode {
         let outcome = self.options().and_then(|options| {
-            // Every certificate this command issues (a populate run's
-            // slices) is signed by now, and no client thread has started:
+            // Every certificate this command issues (the slices of a
+            // populate run or of `--slices`) is signed by now, and no client thread has started:
             // from here the clients only handshake and call, and on
             // OpenSSL 3.0 each handshake decodes the aggregate's
             // certificate without building provider decoders, as `serve`
@@ -186,6 +187,11 @@ impl BenchArgs {
         })?;
         anyhow::ensure!(self.clients > 0, "--clients must be at least 1");
         anyhow::ensure!(self.slices > 0, "--slices must be at least 1");
+        anyhow::ensure!(
+            self.slices == 1 || self.slice.is_none(),
+            "--slice names the one slice of every client; --slices {} makes slices of their own",
+            self.slices
+        );
         anyhow::ensure!(
             (1..=self.clients).contains(&self.processes),
             "--processes must be between 1 and --clients ({})",
@@ -336,7 +342,8 @@ pub fn render(options: &BenchOptions, report: &Report) -> String {
     let mut out = format!(
         "{}{} against {}{}{}{}\n{:<26} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         workload.describe(options.clients),
-        match (workload, options.slices.len()) {
+        // As many slices as there are clients at most are used.
+        match (workload, options.slices.len().min(options.clients)) {
             (Workload::Lifecycles(_), slices @ 2..) => format!(" in {slices} slices"),
             _ => String::new(),
         },

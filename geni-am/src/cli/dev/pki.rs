@@ -6,7 +6,9 @@
 //! The server key is ECDSA P-256 unless RSA is asked for: every GENI
 //! client accepts it and it makes the server's side of a TLS handshake
 //! several times cheaper (docs/PERFORMANCE.md, "TLS handshakes"); user,
-//! slice and authority keys stay RSA, as GENI credentials are signed with RSA.
+//! slice and authority keys stay RSA, as GENI credentials are signed with
+//! RSA (the many slices of load runs, [`slice_credentials`], have P-256
+//! keys, which sign nothing).
 //! Existing files are kept unless `force` is set, so re-running is safe.
 
 use anyhow::{Context, Result};
