@@ -8,8 +8,8 @@
 # [server] max_connections_per_client = 256 (the bench's connections all
 # carry one certificate). The API listens on PORT, the operator endpoint on
 # PORT + 1000. With BENCH_STORE_URL set (e.g. postgres://postgres@127.0.0.1/bench,
-# a database of its own, emptied before each run) the store is that database
-# instead of SQLite. Prints the configuration's path.
+# a database of its own, which the caller empties before each run) the store
+# is that database instead of SQLite. Prints the configuration's path.
 set -euo pipefail
 B=$1; d=$2; port=$3
 rm -rf "$d"
@@ -20,6 +20,11 @@ sed -i 's/^cpus = 8$/cpus = 1000/; s/^memory_mb = 16384$/memory_mb = 1048576/; s
 sed -i 's/^\[aggregate\]$/[aggregate]\nmax_slivers_per_slice = 1000/' "$c"
 sed -i 's/^\[server\]$/[server]\nmax_connections_per_client = 256/' "$c"
 if [ -n "${BENCH_STORE_URL:-}" ]; then
-  sed -i "/^\[store\]\$/{n;s|^url = .*|url = \"$BENCH_STORE_URL\"|}" "$c"
+  # awk takes the URL as it is; sed would read & and | in it as its own syntax.
+  awk '/^\[/ { store = ($0 == "[store]") }
+       store && /^url = / { $0 = "url = \"" ENVIRON["BENCH_STORE_URL"] "\""; done = 1 }
+       { print }
+       END { exit !done }' "$c" > "$c.new" || { echo "bench-config.sh: no [store] url in $c" >&2; exit 1; }
+  mv "$c.new" "$c"
 fi
 echo "$c"
