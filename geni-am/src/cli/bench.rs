@@ -133,12 +133,13 @@ impl BenchArgs {
     pub fn run(self) -> ExitCode {
         let outcome = self.options().and_then(|options| {
             // Every certificate this command issues (the slices of a
-            // populate run or of `--slices`) is signed by now, and no client thread has started:
-            // from here the clients only handshake and call, and on
-            // OpenSSL 3.0 each handshake decodes the aggregate's
-            // certificate without building provider decoders, as `serve`
-            // does (key_methods), so that the client's own cost weighs
-            // less on a new-connection run sharing the aggregate's cores.
+            // populate run or of `--slices`) is signed by now, and no
+            // client thread has started: from here the clients only
+            // handshake and call, and on OpenSSL 3.0 each handshake
+            // decodes the aggregate's certificate without building
+            // provider decoders, as `serve` does (key_methods), so that
+            // the client's own cost weighs less on a new-connection run
+            // sharing the aggregate's cores.
             geni_credentials::key_methods::use_builtin_key_methods();
             let report = if self.processes > 1 {
                 processes::run(self.children(&options)?)?
