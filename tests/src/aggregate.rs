@@ -153,6 +153,26 @@ impl Aggregate {
         std::fs::read_to_string(self.file(name)).expect("aggregate file readable")
     }
 
+    /// Runs `geni-am admin` on the aggregate's configuration as operator
+    /// `operator-test` with `args` (`--json` first for JSON); what it
+    /// printed, once it succeeded.
+    pub fn admin(&self, args: &[&str]) -> String {
+        let output = Command::new(crate::geni_am_bin())
+            .arg("admin")
+            .arg("--config")
+            .arg(self.config())
+            .args(["--operator", "operator-test"])
+            .args(args)
+            .output()
+            .expect("geni-am admin runs");
+        assert!(
+            output.status.success(),
+            "geni-am admin {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// What the process wrote to standard error so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.file("serve.log")).unwrap_or_default()

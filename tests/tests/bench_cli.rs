@@ -59,23 +59,6 @@ fn bench_refused(config: &Path, args: &[&str]) -> String {
     stderr
 }
 
-/// What `geni-am admin --json` with `args` printed about the aggregate of
-/// `config`, once it succeeded.
-fn admin_json(config: &Path, args: &[&str]) -> serde_json::Value {
-    let output = Command::new(geni_am_tests::geni_am_bin())
-        .args(["admin", "--json", "--operator", "bench-test", "--config"])
-        .arg(config)
-        .args(args)
-        .output()
-        .expect("geni-am admin runs");
-    assert!(
-        output.status.success(),
-        "admin {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("admin prints JSON")
-}
-
 /// The numbers of the report's line for `method`: calls, then the mean,
 /// p50, p90, p99 and max in milliseconds.
 fn columns_of(report: &str, method: &str) -> Vec<f64> {
@@ -318,7 +301,9 @@ fn slices_spread_the_clients_lifecycles_client_i_in_slice_i_mod_n() {
         report.contains("4 lifecycles completed, 0 failed"),
         "totals:\n{report}"
     );
-    let events = admin_json(aggregate.config(), &["events", "--limit", "1000"]);
+    let events: serde_json::Value =
+        serde_json::from_str(&aggregate.admin(&["--json", "events", "--limit", "1000"]))
+            .expect("admin prints JSON");
     // The slivers each slice's events name: clients 0 and 3 in bench0, 1
     // in bench1, 2 in bench2, and none in the development slice.
     let mut slivers = std::collections::BTreeMap::<&str, std::collections::BTreeSet<&str>>::new();
@@ -392,7 +377,8 @@ fn populate_provisions_the_slivers_asked_for_in_slices_of_their_own() {
     );
     assert_eq!(calls_of(&report, "Allocate"), 4, "{report}");
     assert_eq!(calls_of(&report, "Provision"), 4, "{report}");
-    let slices = admin_json(aggregate.config(), &["slices"]);
+    let slices: serde_json::Value =
+        serde_json::from_str(&aggregate.admin(&["--json", "slices"])).expect("admin prints JSON");
     let live: Vec<(&str, u64, &serde_json::Value)> = slices
         .as_array()
         .expect("an array of slices")

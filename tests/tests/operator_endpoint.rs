@@ -98,10 +98,7 @@ fn the_call_counters_move_by_exactly_the_calls_made_and_the_sliver_gauges_match(
             .contains("geni_am_store_connections{state=\"idle\"}")
     );
 
-    admin(
-        &aggregate,
-        &["drain", "on", "--reason", "maintenance <tonight>"],
-    );
+    aggregate.admin(&["drain", "on", "--reason", "maintenance <tonight>"]);
     let drained = Metrics::scrape(&metrics);
     assert_eq!(drained.sum("geni_am_draining", &[]), 1.0);
     let front = get(&aggregate.operator_url("/"), &[]).body;
@@ -109,23 +106,6 @@ fn the_call_counters_move_by_exactly_the_calls_made_and_the_sliver_gauges_match(
     assert!(
         front.contains("maintenance &lt;tonight&gt;"),
         "the reason, escaped"
-    );
-}
-
-/// Runs `geni-am admin` on the aggregate's configuration as `operator-test`.
-fn admin(aggregate: &Aggregate, args: &[&str]) {
-    let output = std::process::Command::new(geni_am_tests::geni_am_bin())
-        .arg("admin")
-        .arg("--config")
-        .arg(aggregate.config())
-        .args(["--operator", "operator-test"])
-        .args(args)
-        .output()
-        .expect("geni-am admin runs");
-    assert!(
-        output.status.success(),
-        "geni-am admin {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
     );
 }
 
