@@ -87,11 +87,9 @@ pub struct BenchOptions {
     pub key: PathBuf,
     /// The CA file the server certificate is verified against.
     pub ca: Option<PathBuf>,
-    /// The slice the lifecycles run in (unless `slices` spreads them).
-    pub slice_urn: String,
-    /// The slice credential (XML): for `slice_urn`, and the one a run
-    /// lists the advertisement with.
-    pub credential: String,
+    /// The slice the lifecycles run in unless `slices` spreads them; its
+    /// credential is also the one a run lists the advertisement with.
+    pub slice: SliceCredential,
     /// The sliver type requested.
     pub sliver_type: String,
     /// Concurrent clients.
@@ -113,7 +111,7 @@ pub struct BenchOptions {
     pub rate: Option<f64>,
     /// The slices a populate run spreads its slivers over, or a lifecycle
     /// run its clients (client i in slice i mod their number); none: every
-    /// client's lifecycles run in `slice_urn`.
+    /// client's lifecycles run in `slice`.
     pub slices: Vec<SliceCredential>,
     /// Nodes per Allocate of a populate run.
     pub nodes_per_request: usize,

@@ -42,11 +42,8 @@ impl<'a> Session<'a> {
     pub(super) fn new(index: usize, client: &'a mut Client, options: &'a BenchOptions) -> Self {
         client.set_keep_alive(!options.new_connection);
         let slice = match (options.workload, options.slices.len()) {
-            (Workload::Lifecycles(_), count @ 1..) => options.slices[index % count].clone(),
-            _ => SliceCredential {
-                urn: options.slice_urn.clone(),
-                credential: options.credential.clone(),
-            },
+            (Workload::Lifecycles(_), count @ 1..) => &options.slices[index % count],
+            _ => &options.slice,
         };
         Session {
             client,
@@ -108,7 +105,7 @@ pub(super) struct Session<'a> {
     client: &'a mut Client,
     pub(super) options: &'a BenchOptions,
     /// The slice this client's lifecycles run in.
-    slice: SliceCredential,
+    slice: &'a SliceCredential,
     /// This client's lifecycle request (its own node client_id).
     request: String,
     pub(super) report: Report,
@@ -118,7 +115,7 @@ impl Session<'_> {
     /// Allocate → Provision → `geni_start` → Status until ready → Delete.
     fn lifecycle(&mut self) -> Result<(), String> {
         let request = self.request.clone();
-        let slice = self.slice.clone();
+        let slice = self.slice;
         let allocated = self.allocate(&slice.urn, &slice.credential, &request)?;
         let urn = first_sliver(&allocated)?;
         let urns = Value::Array(vec![s(&urn)]);

@@ -232,11 +232,13 @@ impl BenchArgs {
             cert,
             key,
             ca: Some(ca),
-            slice_urn: self
-                .slice
-                .clone()
-                .unwrap_or_else(|| format!("urn:publicid:IDN+{AUTHORITY}+slice+{SLICE}")),
-            credential,
+            slice: SliceCredential {
+                urn: self
+                    .slice
+                    .clone()
+                    .unwrap_or_else(|| format!("urn:publicid:IDN+{AUTHORITY}+slice+{SLICE}")),
+                credential,
+            },
             sliver_type,
             clients: self.clients,
             first_client: self.first_client,
@@ -272,9 +274,7 @@ impl BenchArgs {
         names: impl Iterator<Item = String>,
     ) -> anyhow::Result<Vec<SliceCredential>> {
         let dir = self.config.parent().unwrap_or(Path::new("."));
-        let names: Vec<String> = names.collect();
-        let issued = pki::slice_credentials(dir, names.iter().map(String::as_str))?;
-        Ok(issued
+        Ok(pki::slice_credentials(dir, names)?
             .into_iter()
             .map(|(urn, credential)| SliceCredential { urn, credential })
             .collect())
@@ -322,7 +322,7 @@ impl BenchArgs {
                 if self.slices > 1 {
                     command.args(["--slices", &self.slices.to_string()]);
                 } else {
-                    command.args(["--slice", &options.slice_urn]);
+                    command.args(["--slice", &options.slice.urn]);
                 }
                 if options.new_connection {
                     command.arg("--new-connection");

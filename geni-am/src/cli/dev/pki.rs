@@ -167,9 +167,9 @@ pub fn init(options: &InitOptions) -> Result<DevPki> {
 /// slice's key signs nothing (the authority signs its certificate and
 /// credential), so it is a P-256 key, made in microseconds where an RSA
 /// one takes a tenth of a second: a hundred slices are issued at once.
-pub fn slice_credentials<'a>(
+pub fn slice_credentials(
     dir: &Path,
-    names: impl IntoIterator<Item = &'a str>,
+    names: impl IntoIterator<Item = impl AsRef<str>>,
 ) -> Result<Vec<(String, String)>> {
     let ca = Authority::from(Identity::read_pem(
         &dir.join("ca-cert.pem"),
@@ -182,7 +182,7 @@ pub fn slice_credentials<'a>(
     names
         .into_iter()
         .map(|name| {
-            let mut spec = ca.spec_for("slice", name)?;
+            let mut spec = ca.spec_for("slice", name.as_ref())?;
             spec.key_type = KeyType::EcdsaP256;
             let slice = ca.issue(spec)?;
             let xml = credential(&ca, &user, &slice.chain())?;
