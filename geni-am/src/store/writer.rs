@@ -769,9 +769,25 @@ mod tests {
             // the turn over and over as the checkpoints do.
             let fails = |n: i64| n % 7 == 3;
             let panics = |n: i64| n % 97 == 5;
+            // Whether write `n` was told it was kept (a panic is not).
+            let write = |n: i64| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    store
+                        .write(|conn: &mut Conn| {
+                            conn.batch_execute(&format!("INSERT INTO many VALUES ({n})"))?;
+                            assert!(!panics(n), "a bug in write {n}");
+                            if fails(n) {
+                                return Err(StoreError::Migration("no".into()));
+                            }
+                            Ok(())
+                        })
+                        .is_ok()
+                }))
+                .unwrap_or(false)
+            };
             let stop = std::sync::atomic::AtomicBool::new(false);
             let told: Vec<(i64, bool)> = std::thread::scope(|s| {
-                let (store, stop) = (&store, &stop);
+                let (store, stop, write) = (&store, &stop, &write);
                 let taker = s.spawn(move || {
                     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                         let _turn = store.writer.turn();
@@ -782,28 +798,8 @@ mod tests {
                     .map(|t| {
                         s.spawn(move || {
                             (0..200i64)
-                                .map(|i| {
-                                    let n = t * 1000 + i;
-                                    let written = std::panic::catch_unwind(
-                                        std::panic::AssertUnwindSafe(|| {
-                                            store
-                                                .write(|conn: &mut Conn| {
-                                                    conn.batch_execute(&format!(
-                                                        "INSERT INTO many VALUES ({n})"
-                                                    ))?;
-                                                    assert!(!panics(n), "a bug in write {n}");
-                                                    if fails(n) {
-                                                        return Err(StoreError::Migration(
-                                                            "no".into(),
-                                                        ));
-                                                    }
-                                                    Ok(())
-                                                })
-                                                .is_ok()
-                                        }),
-                                    );
-                                    (n, written.unwrap_or(false))
-                                })
+                                .map(|i| t * 1000 + i)
+                                .map(|n| (n, write(n)))
                                 .collect::<Vec<_>>()
                         })
                     })
